@@ -1,0 +1,66 @@
+//! What synthesis hands to the prover: the witness, the A/B/C evaluations and the densities.
+
+use std::sync::Arc;
+
+use blstrs::Scalar;
+
+use crate::bits::DensityBits;
+
+/// Which variables appear in the A and B queries. Shared by every circuit of one shape.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Density {
+    /// Aux variables with a nonzero coefficient in some A combination.
+    pub a_aux: DensityBits,
+    /// Input variables with a nonzero coefficient in some B combination.
+    pub b_input: DensityBits,
+    /// Aux variables with a nonzero coefficient in some B combination.
+    pub b_aux: DensityBits,
+}
+
+impl Density {
+    /// Merges the densities of a child system appended at `input_base` / `aux_base`: the
+    /// child's input 0 is its temporary ONE and maps onto input 0.
+    pub fn extend(&mut self, child: &Density, input_base: usize, aux_base: usize) {
+        for i in child.a_aux.iter_ones() {
+            self.a_aux.set(aux_base + i);
+        }
+        for i in child.b_aux.iter_ones() {
+            self.b_aux.set(aux_base + i);
+        }
+        for i in child.b_input.iter_ones() {
+            self.b_input.set(if i == 0 { 0 } else { input_base + i - 1 });
+        }
+    }
+}
+
+/// A full assignment of a circuit's variables. `inputs[0]` is the constant one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Witness {
+    /// Public inputs, the constant one first.
+    pub inputs: Vec<Scalar>,
+    /// Auxiliary (private) variables.
+    pub aux: Vec<Scalar>,
+}
+
+/// One circuit ready to prove: its witness and the evaluations a = A.w, b = B.w, c = C.w, one
+/// entry per constraint (input-consistency constraints included).
+#[derive(Clone, Debug)]
+pub struct ProvingAssignment {
+    /// The witness.
+    pub witness: Witness,
+    /// A.w
+    pub a: Vec<Scalar>,
+    /// B.w
+    pub b: Vec<Scalar>,
+    /// C.w
+    pub c: Vec<Scalar>,
+    /// Query densities of the circuit's shape.
+    pub density: Arc<Density>,
+}
+
+impl ProvingAssignment {
+    /// The public inputs without the leading constant one, as a verifier takes them.
+    pub fn public_inputs(&self) -> &[Scalar] {
+        self.witness.inputs.get(1..).unwrap_or(&[])
+    }
+}

@@ -1,0 +1,186 @@
+//! The backend seam: the heavy operations of a Groth16 proof, behind one trait.
+//!
+//! [`CpuBackend`] is the reference implementation. A device backend implements the same
+//! trait; the conformance suite compares every backend's results with the CPU's, and
+//! [`ProvingBackend::prove`] may be overridden to keep data resident on the device for the
+//! whole proof.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::{Field, PrimeField};
+use rayon::prelude::*;
+
+use crate::assignment::ProvingAssignment;
+use crate::domain::{bit_reverse, powers_into, Domain};
+use crate::error::{Error, Result};
+use crate::msm::{self, G1Base, G2Base};
+use crate::proof::Proof;
+use crate::srs::ParameterSource;
+
+/// The operations a Groth16 prover needs from the hardware it runs on.
+pub trait ProvingBackend: Send + Sync {
+    /// A short name for logs and errors ("cpu", "cuda:0000:01:00.0", ...).
+    fn name(&self) -> String;
+
+    /// The coefficients of `h = (a*b - c) / Z` (`n - 1` of them) from the evaluations of a, b
+    /// and c over the domain of size `n >= a.len()` (shorter inputs are zero-padded).
+    fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>>;
+
+    /// Forward (or inverse, scaled by `1/n`) transform of `values` in natural order over the
+    /// domain of its length, which must be a power of two.
+    fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()>;
+
+    /// `sum scalars[i] * bases[i]` in G1; the slices have equal length.
+    fn msm_g1(&self, bases: &[G1Base], scalars: &[Scalar]) -> Result<G1Projective>;
+
+    /// `sum scalars[i] * bases[i]` in G2; the slices have equal length.
+    fn msm_g2(&self, bases: &[G2Base], scalars: &[Scalar]) -> Result<G2Projective>;
+
+    /// A whole proof of one assignment with the given randomness.
+    fn prove(
+        &self,
+        params: &dyn ParameterSource,
+        assignment: &ProvingAssignment,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<Proof> {
+        crate::prover::prove_composed(self, params, assignment, r, s)
+    }
+}
+
+/// The CPU backend: our NTT on rayon and blst's Pippenger MSM.
+#[derive(Debug, Default)]
+pub struct CpuBackend {
+    domains: Mutex<HashMap<u32, Arc<Domain>>>,
+}
+
+impl CpuBackend {
+    /// A CPU backend with an empty domain cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The domain of `2^log_n` points, built once and cached (its twiddle table is reused by
+    /// every later proof of that size).
+    pub fn domain(&self, log_n: u32) -> Result<Arc<Domain>> {
+        let mut cache = self.domains.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = cache.get(&log_n) {
+            return Ok(d.clone());
+        }
+        let d = Arc::new(Domain::new(log_n)?);
+        cache.insert(log_n, d.clone());
+        Ok(d)
+    }
+}
+
+fn check_equal_len(bases: usize, scalars: usize) -> Result<()> {
+    if bases != scalars {
+        return Err(Error::ParamsMismatch(format!(
+            "MSM over {bases} bases with {scalars} scalars"
+        )));
+    }
+    Ok(())
+}
+
+impl ProvingBackend for CpuBackend {
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+
+    fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>> {
+        if a.len() != b.len() || a.len() != c.len() {
+            return Err(Error::LayoutMismatch(format!(
+                "a, b, c have {}, {}, {} entries",
+                a.len(),
+                b.len(),
+                c.len()
+            )));
+        }
+        let d = self.domain(Domain::for_size(a.len())?.log_size())?;
+        let n = d.size();
+        let log_n = d.log_size();
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        let g_inv = g.invert().expect("the generator is nonzero");
+        let n_inv = d.n_inv();
+
+        // g^rev(p) = lo_tab[p mod L] * hi_tab[p / L]: two tables of about sqrt(n) entries.
+        let lo_bits = log_n / 2;
+        let hi_bits = log_n - lo_bits;
+        let lo_tab: Vec<Scalar> = (0..1usize << lo_bits)
+            .into_par_iter()
+            .map(|lo| g.pow_vartime([(bit_reverse(lo, lo_bits) << hi_bits) as u64]))
+            .collect();
+        let hi_tab: Vec<Scalar> = (0..1usize << hi_bits)
+            .into_par_iter()
+            .map(|hi| g.pow_vartime([bit_reverse(hi, hi_bits) as u64]) * n_inv)
+            .collect();
+
+        // Evaluations over the domain -> coefficients (bit-reversed) -> evaluations over the
+        // coset g*D (natural order).
+        let to_coset = |src: &[Scalar]| -> Vec<Scalar> {
+            let mut v = vec![Scalar::ZERO; n];
+            v[..src.len()].copy_from_slice(src);
+            d.dif(&mut v, true);
+            v.par_chunks_mut(1 << lo_bits)
+                .zip(hi_tab.par_iter())
+                .for_each(|(chunk, hi)| {
+                    for (x, lo) in chunk.iter_mut().zip(&lo_tab) {
+                        *x *= *lo * hi;
+                    }
+                });
+            d.dit(&mut v, false);
+            v
+        };
+        let (mut va, (vb, vc)) = rayon::join(
+            || to_coset(a),
+            || rayon::join(|| to_coset(b), || to_coset(c)),
+        );
+
+        // On the coset Z(x) = x^n - 1 is the constant g^n - 1.
+        let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE)
+            .invert()
+            .expect("g is not an n-th root of unity");
+        va.par_iter_mut()
+            .zip(vb.par_iter().zip(vc.par_iter()))
+            .for_each(|(x, (y, z))| *x = (*x * y - z) * z_inv);
+        drop((vb, vc));
+
+        // Back to coefficients: bit-reversed out of the DIF, gathered into natural order with
+        // the coset shift undone. The top coefficient is zero (deg h <= n - 2) and dropped.
+        d.dif(&mut va, true);
+        let mut h = vec![Scalar::ZERO; n - 1];
+        powers_into(&mut h, g_inv, 0, n_inv);
+        h.par_iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x *= va[bit_reverse(i, log_n)]);
+        Ok(h)
+    }
+
+    fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()> {
+        if !values.len().is_power_of_two() {
+            return Err(Error::LayoutMismatch(format!(
+                "NTT length {} is not a power of two",
+                values.len()
+            )));
+        }
+        let d = self.domain(values.len().trailing_zeros())?;
+        if inverse {
+            d.ifft(values);
+        } else {
+            d.fft(values);
+        }
+        Ok(())
+    }
+
+    fn msm_g1(&self, bases: &[G1Base], scalars: &[Scalar]) -> Result<G1Projective> {
+        check_equal_len(bases.len(), scalars.len())?;
+        Ok(msm::msm_g1(bases, scalars))
+    }
+
+    fn msm_g2(&self, bases: &[G2Base], scalars: &[Scalar]) -> Result<G2Projective> {
+        check_equal_len(bases.len(), scalars.len())?;
+        Ok(msm::msm_g2(bases, scalars))
+    }
+}

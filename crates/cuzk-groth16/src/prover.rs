@@ -1,0 +1,140 @@
+//! The split Groth16 API: synthesize circuits into assignments, then prove assignments.
+//!
+//! ```text
+//! synthesize(&pce, circuits) -> Vec<ProvingAssignment>      (CPU: witness + PCE mat-vec)
+//! prove(&backend, &params, &assignment, r, s) -> Proof       (backend: NTT + MSMs)
+//! ```
+//!
+//! `r` and `s` are the proof's blinding factors; tests inject them to get deterministic
+//! proofs, [`prove_random`] draws them from an RNG.
+
+use bellpepper_core::Circuit;
+use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand_core::RngCore;
+use rayon::prelude::*;
+
+use crate::assignment::ProvingAssignment;
+use crate::backend::ProvingBackend;
+use crate::domain::Domain;
+use crate::error::{Error, Result};
+use crate::pce::Pce;
+use crate::proof::Proof;
+use crate::srs::ParameterSource;
+use crate::witness::synthesize_witness;
+
+/// Synthesizes circuits of the shape `pce` records: witnesses in parallel, then a, b, c by the
+/// PCE's sparse products.
+pub fn synthesize<C: Circuit<Scalar> + Send>(
+    pce: &Pce,
+    circuits: Vec<C>,
+) -> Result<Vec<ProvingAssignment>> {
+    circuits
+        .into_par_iter()
+        .map(|c| pce.evaluate(synthesize_witness(c)?))
+        .collect()
+}
+
+/// Proves one assignment with the given blinding factors.
+pub fn prove<B: ProvingBackend + ?Sized>(
+    backend: &B,
+    params: &dyn ParameterSource,
+    assignment: &ProvingAssignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof> {
+    backend.prove(params, assignment, r, s)
+}
+
+/// Proves one assignment with blinding factors drawn from `rng`.
+pub fn prove_random<B: ProvingBackend + ?Sized, R: RngCore>(
+    backend: &B,
+    params: &dyn ParameterSource,
+    assignment: &ProvingAssignment,
+    rng: &mut R,
+) -> Result<Proof> {
+    let r = Scalar::random(&mut *rng);
+    let s = Scalar::random(&mut *rng);
+    backend.prove(params, assignment, r, s)
+}
+
+/// Checks that `params` were generated for the circuit `assignment` belongs to.
+pub fn check_params(params: &dyn ParameterSource, pa: &ProvingAssignment) -> Result<()> {
+    let w = &pa.witness;
+    let d = &pa.density;
+    let n = Domain::for_size(pa.a.len())?.size();
+    let checks = [
+        ("vk.ic", params.vk().ic.len(), w.inputs.len()),
+        ("h", params.h().len(), n - 1),
+        ("l", params.l().len(), w.aux.len()),
+        ("a", params.a().len(), w.inputs.len() + d.a_aux.count()),
+        ("b_g1", params.b_g1().len(), d.b_input.count() + d.b_aux.count()),
+        ("b_g2", params.b_g2().len(), d.b_input.count() + d.b_aux.count()),
+    ];
+    for (what, have, want) in checks {
+        if have != want {
+            return Err(Error::ParamsMismatch(format!(
+                "{what} holds {have} points, the circuit needs {want}"
+            )));
+        }
+    }
+    if d.a_aux.len() != w.aux.len() || d.b_aux.len() != w.aux.len() || d.b_input.len() != w.inputs.len() {
+        return Err(Error::LayoutMismatch("densities do not cover the witness".into()));
+    }
+    if bool::from(params.vk().delta_g1.is_identity() | params.vk().delta_g2.is_identity()) {
+        return Err(Error::ParamsMismatch("delta is the identity (subverted parameters)".into()));
+    }
+    Ok(())
+}
+
+/// The proof assembled from the backend's primitives; the default of
+/// [`ProvingBackend::prove`].
+pub fn prove_composed<B: ProvingBackend + ?Sized>(
+    backend: &B,
+    params: &dyn ParameterSource,
+    pa: &ProvingAssignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof> {
+    check_params(params, pa)?;
+    let w = &pa.witness;
+    let d = &pa.density;
+
+    let h = backend.compute_h(&pa.a, &pa.b, &pa.c)?;
+    let h_acc = backend.msm_g1(params.h(), &h)?;
+    drop(h);
+    let l_acc = backend.msm_g1(params.l(), &w.aux)?;
+
+    // A: every input, then the aux present in A (the query's layout).
+    let mut a_scalars = w.inputs.clone();
+    a_scalars.extend(d.a_aux.iter_ones().map(|i| w.aux[i]));
+    let a_acc = backend.msm_g1(params.a(), &a_scalars)?;
+    drop(a_scalars);
+
+    // B: inputs present in B, then aux present in B.
+    let mut b_scalars: Vec<Scalar> = d.b_input.iter_ones().map(|i| w.inputs[i]).collect();
+    b_scalars.extend(d.b_aux.iter_ones().map(|i| w.aux[i]));
+    let b_g2_acc = backend.msm_g2(params.b_g2(), &b_scalars)?;
+    let b_g1_acc = if bool::from(r.is_zero()) {
+        G1Projective::identity()
+    } else {
+        backend.msm_g1(params.b_g1(), &b_scalars)?
+    };
+
+    let vk = params.vk();
+    let g_a = vk.delta_g1 * r + vk.alpha_g1 + a_acc;
+    let g_b = vk.delta_g2 * s + G2Projective::from(vk.beta_g2) + b_g2_acc;
+    let g_c = a_acc * s
+        + b_g1_acc * r
+        + vk.delta_g1 * (r * s)
+        + vk.alpha_g1 * s
+        + vk.beta_g1 * r
+        + h_acc
+        + l_acc;
+    Ok(Proof {
+        a: g_a.to_affine(),
+        b: g_b.to_affine(),
+        c: g_c.to_affine(),
+    })
+}
