@@ -130,6 +130,7 @@ mod tests {
 
     #[test]
     fn identity_round_trips_through_base_form() {
+        use group::prime::PrimeCurveAffine;
         let id = G1Affine::identity();
         assert_eq!(g1_affine(&g1_base(&id)), id);
         let id2 = G2Affine::identity();

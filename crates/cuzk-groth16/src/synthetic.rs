@@ -106,19 +106,22 @@ fn synthesize_part<CS: ConstraintSystem<Scalar>, R: Rng>(
     };
     let early = inputs / 2;
     alloc_inputs(cs, rng, &mut pool, early)?;
-    // Every part starts from some witness of its own.
-    for i in 0..4 {
-        let x = Scalar::random(&mut *rng);
-        let v = cs.alloc(|| format!("seed {i}"), || Ok(x))?;
-        pool.vars.push((v, x));
-    }
     for k in 0..constraints {
         if k == constraints / 2 {
             // Inputs allocated after constraints were enforced.
             alloc_inputs(cs, rng, &mut pool, inputs - early)?;
         }
         let mut cs = cs.namespace(|| format!("constraint {k}"));
-        match rng.gen_range(0..10) {
+        // The first constraints bring in free witness values (`x * 1 = x`); every variable
+        // appears in some constraint, as parameter generation requires.
+        let kind = if k < 4 { 10 } else { rng.gen_range(0..10) };
+        match kind {
+            10 => {
+                let x = Scalar::random(&mut *rng);
+                let v = cs.alloc(|| "free", || Ok(x))?;
+                cs.enforce(|| "free", |lc| lc + v, |lc| lc + one, |lc| lc + v);
+                pool.vars.push((v, x));
+            }
             0..=3 => {
                 let bit = rng.gen_bool(0.5);
                 let x = if bit { Scalar::ONE } else { Scalar::ZERO };

@@ -90,6 +90,14 @@ impl Matrix {
         self.cols.len()
     }
 
+    /// Bytes per stored coefficient index (2 or 4).
+    pub fn coeff_index_bytes(&self) -> usize {
+        match self.coeffs {
+            CoeffIndices::Narrow(_) => 2,
+            CoeffIndices::Wide(_) => 4,
+        }
+    }
+
     /// The `(column, coefficient index)` pairs of one row.
     pub fn row(&self, r: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
         let (s, e) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
