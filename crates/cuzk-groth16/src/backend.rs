@@ -17,6 +17,7 @@ use crate::domain::{bit_reverse, powers_into, Domain};
 use crate::error::{Error, Result};
 use crate::msm::{self, G1Base, G2Base};
 use crate::proof::Proof;
+use crate::prover::ProveTimings;
 use crate::srs::ParameterSource;
 
 /// The operations a Groth16 prover needs from the hardware it runs on.
@@ -38,14 +39,14 @@ pub trait ProvingBackend: Send + Sync {
     /// `sum scalars[i] * bases[i]` in G2; the slices have equal length.
     fn msm_g2(&self, bases: &[G2Base], scalars: &[Scalar]) -> Result<G2Projective>;
 
-    /// A whole proof of one assignment with the given randomness.
+    /// A whole proof of one assignment with the given randomness, and where its time went.
     fn prove(
         &self,
         params: &dyn ParameterSource,
         assignment: &ProvingAssignment,
         r: Scalar,
         s: Scalar,
-    ) -> Result<Proof> {
+    ) -> Result<(Proof, ProveTimings)> {
         crate::prover::prove_composed(self, params, assignment, r, s)
     }
 }

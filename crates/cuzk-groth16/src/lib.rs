@@ -53,7 +53,9 @@ pub use error::{Error, Result};
 pub use msm::{G1Base, G2Base};
 pub use pce::{CoeffIndices, Matrix, Pce, PceHeader, PceStats, RecordingCs, PCE_FORMAT_VERSION};
 pub use proof::{Proof, PROOF_BYTES};
-pub use prover::{check_params, prove, prove_composed, prove_random, synthesize};
+pub use prover::{
+    check_params, prove, prove_composed, prove_random, prove_timed, synthesize, ProveTimings,
+};
 pub use srs::{ParameterSource, Parameters, PointCheck, VerifyingKey};
 pub use verify::PreparedVerifyingKey;
 pub use witness::{synthesize_witness, WitnessCs};

@@ -8,6 +8,8 @@
 //! `r` and `s` are the proof's blinding factors; tests inject them to get deterministic
 //! proofs, [`prove_random`] draws them from an RNG.
 
+use std::time::{Duration, Instant};
+
 use bellpepper_core::Circuit;
 use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::Field;
@@ -36,6 +38,15 @@ pub fn synthesize<C: Circuit<Scalar> + Send>(
         .collect()
 }
 
+/// Where a proof's time went on the backend.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProveTimings {
+    /// Computing H (the NTTs and the pointwise step).
+    pub ntt: Duration,
+    /// The five multi-scalar multiplications.
+    pub msm: Duration,
+}
+
 /// Proves one assignment with the given blinding factors.
 pub fn prove<B: ProvingBackend + ?Sized>(
     backend: &B,
@@ -44,6 +55,17 @@ pub fn prove<B: ProvingBackend + ?Sized>(
     r: Scalar,
     s: Scalar,
 ) -> Result<Proof> {
+    Ok(backend.prove(params, assignment, r, s)?.0)
+}
+
+/// Proves one assignment and reports where the time went.
+pub fn prove_timed<B: ProvingBackend + ?Sized>(
+    backend: &B,
+    params: &dyn ParameterSource,
+    assignment: &ProvingAssignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<(Proof, ProveTimings)> {
     backend.prove(params, assignment, r, s)
 }
 
@@ -56,7 +78,7 @@ pub fn prove_random<B: ProvingBackend + ?Sized, R: RngCore>(
 ) -> Result<Proof> {
     let r = Scalar::random(&mut *rng);
     let s = Scalar::random(&mut *rng);
-    backend.prove(params, assignment, r, s)
+    Ok(backend.prove(params, assignment, r, s)?.0)
 }
 
 /// Checks that `params` were generated for the circuit `assignment` belongs to.
@@ -96,12 +118,15 @@ pub fn prove_composed<B: ProvingBackend + ?Sized>(
     pa: &ProvingAssignment,
     r: Scalar,
     s: Scalar,
-) -> Result<Proof> {
+) -> Result<(Proof, ProveTimings)> {
     check_params(params, pa)?;
     let w = &pa.witness;
     let d = &pa.density;
 
+    let t0 = Instant::now();
     let h = backend.compute_h(&pa.a, &pa.b, &pa.c)?;
+    let ntt = t0.elapsed();
+    let t1 = Instant::now();
     let h_acc = backend.msm_g1(params.h(), &h)?;
     drop(h);
     let l_acc = backend.msm_g1(params.l(), &w.aux)?;
@@ -122,6 +147,8 @@ pub fn prove_composed<B: ProvingBackend + ?Sized>(
         backend.msm_g1(params.b_g1(), &b_scalars)?
     };
 
+    let msm = t1.elapsed();
+
     let vk = params.vk();
     let g_a = vk.delta_g1 * r + vk.alpha_g1 + a_acc;
     let g_b = vk.delta_g2 * s + G2Projective::from(vk.beta_g2) + b_g2_acc;
@@ -132,9 +159,10 @@ pub fn prove_composed<B: ProvingBackend + ?Sized>(
         + vk.beta_g1 * r
         + h_acc
         + l_acc;
-    Ok(Proof {
+    let proof = Proof {
         a: g_a.to_affine(),
         b: g_b.to_affine(),
         c: g_c.to_affine(),
-    })
+    };
+    Ok((proof, ProveTimings { ntt, msm }))
 }

@@ -1,0 +1,21 @@
+//! `cuzk bench ...`: side-by-side benchmarks against the peer implementations.
+
+mod groth16;
+
+use std::path::Path;
+
+use clap::Subcommand;
+
+/// Which benchmark to run.
+#[derive(Debug, Subcommand)]
+pub enum Which {
+    /// Synthetic circuits: our CPU prover (PCE warm) against bellperson's CPU prover.
+    Groth16(groth16::Args),
+}
+
+/// Runs the chosen benchmark.
+pub fn run(which: Which, cache: &Path) -> anyhow::Result<()> {
+    match which {
+        Which::Groth16(args) => groth16::run(&args, cache),
+    }
+}
