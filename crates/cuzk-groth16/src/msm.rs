@@ -65,6 +65,19 @@ fn g2_from_blst(p: blst::blst_p2) -> G2Projective {
         .into()
 }
 
+/// Projective points to stored form, with one batched inversion (blst's `to_affine` for
+/// slices).
+pub fn normalize_g1(points: &[G1Projective]) -> Vec<G1Base> {
+    let raw: Vec<blst::blst_p1> = points.iter().map(|p| *p.as_ref()).collect();
+    blst::p1_affines::from(&raw).as_slice().to_vec()
+}
+
+/// Projective points to stored form, with one batched inversion.
+pub fn normalize_g2(points: &[G2Projective]) -> Vec<G2Base> {
+    let raw: Vec<blst::blst_p2> = points.iter().map(|p| *p.as_ref()).collect();
+    blst::p2_affines::from(&raw).as_slice().to_vec()
+}
+
 /// Little-endian canonical bytes of each scalar, the input format of blst's MSM.
 pub fn scalar_bytes(scalars: &[Scalar]) -> Vec<u8> {
     let mut out = vec![0u8; scalars.len() * 32];
