@@ -28,6 +28,7 @@
 //! are byte-identical to bellperson's, against the same parameters.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod assignment;
 mod backend;

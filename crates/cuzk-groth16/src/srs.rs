@@ -347,7 +347,7 @@ fn write_section<W: Write, P: Sync>(
         .map_err(|_| std::io::Error::other("more than 2^32 points in one section"))?;
     w.write_all(&n.to_be_bytes())?;
     for chunk in points.chunks(POINTS_PER_TASK) {
-        let bytes: Vec<u8> = chunk.par_iter().flat_map_iter(|p| encode(p)).collect();
+        let bytes: Vec<u8> = chunk.par_iter().flat_map_iter(&encode).collect();
         w.write_all(&bytes)?;
     }
     Ok(())

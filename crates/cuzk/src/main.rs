@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 internal failure, 2 bad input (usage errors included).
 
 #![forbid(unsafe_code)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod bench;
 mod paths;

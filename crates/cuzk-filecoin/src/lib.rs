@@ -1,0 +1,29 @@
+//! Filecoin's proof kinds as circuits for cuzk.
+//!
+//! # What this crate owns
+//!
+//! - The registered-proof numbers clients send, checked against kind, sector size and input
+//!   ([`registry`]).
+//! - Decoding the inputs clients send ([`ProofRequest`]) into validated [`ProofPlan`]s:
+//!   PoRep C2 from C1 output, WindowPoSt and WinningPoSt from vanilla sector proofs, SnapDeals
+//!   from vanilla partition proofs.
+//! - Circuit shapes and their parameter file names ([`CircuitSpec`]).
+//!
+//! It does no scheduling: the engine decides where partitions are synthesized and proved.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
+
+pub mod circuit;
+mod decode;
+mod error;
+pub mod plan;
+pub mod registry;
+mod request;
+pub mod verify;
+
+pub use circuit::CircuitSpec;
+pub use error::{Error, InputError, Result};
+pub use plan::{plan, ProofPlan};
+pub use registry::{PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
+pub use request::ProofRequest;

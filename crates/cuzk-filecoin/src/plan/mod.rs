@@ -1,0 +1,121 @@
+//! Proof plans: one decoded, validated request, ready to be proved partition by partition.
+//!
+//! A [`ProofPlan`] hides the Merkle-tree shape generics of storage-proofs behind a trait
+//! object: the engine asks it for partition circuits (synthesized into assignments), public
+//! inputs, and for filecoin-proofs' verdict on the assembled proof bytes.
+
+mod porep;
+mod post;
+mod snap;
+
+use std::sync::Arc;
+
+use cuzk_groth16::{Pce, ProvingAssignment};
+
+use crate::circuit::CircuitSpec;
+use crate::error::{InputError, Result};
+use crate::registry::{PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
+use crate::request::ProofRequest;
+
+/// Dispatches a generic function over the Merkle tree shape of a sector size.
+macro_rules! with_tree {
+    ($size:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+        match $size {
+            $crate::registry::SectorSize::S2KiB
+            | $crate::registry::SectorSize::S8MiB
+            | $crate::registry::SectorSize::S512MiB => $f::<filecoin_proofs::SectorShapeBase>($($arg),*),
+            $crate::registry::SectorSize::S32GiB => $f::<filecoin_proofs::SectorShape32GiB>($($arg),*),
+            $crate::registry::SectorSize::S64GiB => $f::<filecoin_proofs::SectorShape64GiB>($($arg),*),
+        }
+    };
+}
+pub(crate) use with_tree;
+
+/// A validated request, ready to prove.
+pub trait ProofPlan: Send + Sync {
+    /// The proof kind.
+    fn kind(&self) -> ProofKind;
+    /// The circuit every partition of this proof uses.
+    fn circuit(&self) -> &CircuitSpec;
+    /// Number of partition proofs the output concatenates.
+    fn partitions(&self) -> usize;
+    /// Builds partition `k`'s circuit and synthesizes it: witness only plus the PCE's sparse
+    /// products when `pce` is given, direct evaluation otherwise.
+    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<ProvingAssignment>;
+    /// The public inputs of partition `k` as its verifier computes them.
+    fn public_inputs(&self, k: usize) -> Result<Vec<blstrs::Scalar>>;
+    /// filecoin-proofs' verdict on the assembled proof bytes.
+    fn verify(&self, proof: &[u8]) -> Result<bool>;
+}
+
+/// Decodes and validates `req` into a plan. Bad input is an [`InputError`].
+pub fn plan(req: &ProofRequest) -> Result<Arc<dyn ProofPlan>> {
+    let kind = req
+        .kind
+        .ok_or_else(|| InputError::new("proof kind is missing (unspecified)"))?;
+    let size_check = |size: SectorSize| -> Result<(), InputError> {
+        if req.sector_size != 0 && req.sector_size != size.bytes() {
+            return Err(InputError::new(format!(
+                "sector size {} does not match registered proof {} ({size})",
+                req.sector_size,
+                req.registered_proof.map_or("?".into(), |x| x.to_string())
+            )));
+        }
+        Ok(())
+    };
+    match kind {
+        ProofKind::PoRep => {
+            let proof = porep::resolve_registered_proof(req)?;
+            size_check(proof.size)?;
+            with_tree!(proof.size, porep_plan(req, proof))
+        }
+        ProofKind::WindowPoSt | ProofKind::WinningPoSt => {
+            let id = req
+                .registered_proof
+                .ok_or_else(|| InputError::new("registered proof is missing"))?;
+            let proof = PoStProof::from_id(id, kind)?;
+            size_check(proof.size)?;
+            with_tree!(proof.size, post_plan(req, proof))
+        }
+        ProofKind::SnapDeals => {
+            let id = req
+                .registered_proof
+                .ok_or_else(|| InputError::new("registered proof is missing"))?;
+            let proof = UpdateProof::from_id(id)?;
+            size_check(proof.size)?;
+            with_tree!(proof.size, snap_plan(req, proof))
+        }
+    }
+}
+
+fn porep_plan<Tree: 'static + filecoin_proofs::MerkleTreeTrait>(
+    req: &ProofRequest,
+    proof: SealProof,
+) -> Result<Arc<dyn ProofPlan>> {
+    Ok(Arc::new(porep::PoRepPlan::<Tree>::new(req, proof)?))
+}
+
+fn post_plan<Tree: 'static + filecoin_proofs::MerkleTreeTrait>(
+    req: &ProofRequest,
+    proof: PoStProof,
+) -> Result<Arc<dyn ProofPlan>> {
+    Ok(Arc::new(post::PoStPlan::<Tree>::new(req, proof)?))
+}
+
+fn snap_plan<Tree>(req: &ProofRequest, proof: UpdateProof) -> Result<Arc<dyn ProofPlan>>
+where
+    Tree: 'static + filecoin_proofs::MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>,
+{
+    Ok(Arc::new(snap::SnapPlan::<Tree>::new(req, proof)?))
+}
+
+/// Synthesizes a circuit with or without a PCE.
+pub(crate) fn synthesize_circuit<C>(circuit: C, pce: Option<&Pce>) -> Result<ProvingAssignment>
+where
+    C: cuzk_groth16::bellpepper_core::Circuit<blstrs::Scalar>,
+{
+    Ok(match pce {
+        Some(pce) => pce.evaluate(cuzk_groth16::synthesize_witness(circuit).map_err(cuzk_groth16::Error::from)?)?,
+        None => cuzk_groth16::synthesize_direct(circuit).map_err(cuzk_groth16::Error::from)?,
+    })
+}
