@@ -10,19 +10,19 @@ use serde::Deserialize;
 use crate::error::InputError;
 
 /// Curio's and lotus-bench's wrapper around C1 output.
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
-struct C1Wrapper {
+pub(crate) struct C1Wrapper {
     #[serde(rename = "SectorNum")]
-    sector_num: u64,
+    pub sector_num: u64,
     #[serde(rename = "Phase1Out")]
-    phase1_out: String,
+    pub phase1_out: String,
     #[serde(rename = "SectorSize")]
-    sector_size: u64,
+    pub sector_size: u64,
 }
 
 /// filecoin-proofs-api's `SealCommitPhase1Output`, as Lotus and Curio write it.
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 pub(crate) struct C1Output<Tree: MerkleTreeTrait> {
     pub registered_proof: String,
     #[serde(bound = "")]
@@ -35,7 +35,7 @@ pub(crate) struct C1Output<Tree: MerkleTreeTrait> {
 }
 
 /// The API's per-size enum; only the sector size matters for the variant.
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 #[serde(bound = "")]
 pub(crate) enum C1VanillaProofs<Tree: MerkleTreeTrait> {
     StackedDrg2KiBV1(Vec<Vec<VanillaSealProof<Tree>>>),
@@ -53,6 +53,17 @@ impl<Tree: MerkleTreeTrait> C1VanillaProofs<Tree> {
             C1VanillaProofs::StackedDrg512MiBV1(_) => "512MiB",
             C1VanillaProofs::StackedDrg32GiBV1(_) => "32GiB",
             C1VanillaProofs::StackedDrg64GiBV1(_) => "64GiB",
+        }
+    }
+
+    pub fn for_size(size: crate::registry::SectorSize, v: Vec<Vec<VanillaSealProof<Tree>>>) -> Self {
+        use crate::registry::SectorSize::*;
+        match size {
+            S2KiB => C1VanillaProofs::StackedDrg2KiBV1(v),
+            S8MiB => C1VanillaProofs::StackedDrg8MiBV1(v),
+            S512MiB => C1VanillaProofs::StackedDrg512MiBV1(v),
+            S32GiB => C1VanillaProofs::StackedDrg32GiBV1(v),
+            S64GiB => C1VanillaProofs::StackedDrg64GiBV1(v),
         }
     }
 

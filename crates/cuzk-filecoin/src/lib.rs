@@ -17,13 +17,18 @@
 pub mod circuit;
 mod decode;
 mod error;
+pub mod fixtures;
 pub mod plan;
+mod prove;
+mod store;
 pub mod registry;
 mod request;
 pub mod verify;
 
 pub use circuit::CircuitSpec;
 pub use error::{Error, InputError, Result};
-pub use plan::{plan, ProofPlan};
+pub use plan::{plan, ProofPlan, Synthesized};
+pub use prove::{prove_plan, ProofOutput, ProveOptions, StageTimings};
+pub use store::{bind_filecoin_parameter_dir, CircuitStore, DEFAULT_PARAMETER_DIR};
 pub use registry::{PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
 pub use request::ProofRequest;

@@ -9,6 +9,7 @@ mod post;
 mod snap;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use cuzk_groth16::{Pce, ProvingAssignment};
 
@@ -41,7 +42,7 @@ pub trait ProofPlan: Send + Sync {
     fn partitions(&self) -> usize;
     /// Builds partition `k`'s circuit and synthesizes it: witness only plus the PCE's sparse
     /// products when `pce` is given, direct evaluation otherwise.
-    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<ProvingAssignment>;
+    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<Synthesized>;
     /// The public inputs of partition `k` as its verifier computes them.
     fn public_inputs(&self, k: usize) -> Result<Vec<blstrs::Scalar>>;
     /// filecoin-proofs' verdict on the assembled proof bytes.
@@ -109,13 +110,37 @@ where
     Ok(Arc::new(snap::SnapPlan::<Tree>::new(req, proof)?))
 }
 
-/// Synthesizes a circuit with or without a PCE.
-pub(crate) fn synthesize_circuit<C>(circuit: C, pce: Option<&Pce>) -> Result<ProvingAssignment>
+/// One synthesized partition and where its time went.
+#[derive(Debug)]
+pub struct Synthesized {
+    /// The assignment, ready to prove.
+    pub assignment: ProvingAssignment,
+    /// Building the circuit from the vanilla proof.
+    pub circuit_build: Duration,
+    /// Witness synthesis (all of synthesis on the direct path).
+    pub witness: Duration,
+    /// The PCE's sparse products (zero on the direct path).
+    pub pce_eval: Duration,
+}
+
+/// Synthesizes a circuit with or without a PCE; `started` is when building the circuit began.
+pub(crate) fn synthesize_circuit<C>(circuit: C, pce: Option<&Pce>, started: Instant) -> Result<Synthesized>
 where
     C: cuzk_groth16::bellpepper_core::Circuit<blstrs::Scalar>,
 {
+    let circuit_build = started.elapsed();
+    let t = Instant::now();
     Ok(match pce {
-        Some(pce) => pce.evaluate(cuzk_groth16::synthesize_witness(circuit).map_err(cuzk_groth16::Error::from)?)?,
-        None => cuzk_groth16::synthesize_direct(circuit).map_err(cuzk_groth16::Error::from)?,
+        Some(pce) => {
+            let w = cuzk_groth16::synthesize_witness(circuit).map_err(cuzk_groth16::Error::from)?;
+            let witness = t.elapsed();
+            let t = Instant::now();
+            let assignment = pce.evaluate(w)?;
+            Synthesized { assignment, circuit_build, witness, pce_eval: t.elapsed() }
+        }
+        None => {
+            let assignment = cuzk_groth16::synthesize_direct(circuit).map_err(cuzk_groth16::Error::from)?;
+            Synthesized { assignment, circuit_build, witness: t.elapsed(), pce_eval: Duration::ZERO }
+        }
     })
 }

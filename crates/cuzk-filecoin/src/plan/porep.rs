@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 use blstrs::Scalar;
-use cuzk_groth16::{Pce, ProvingAssignment};
+use cuzk_groth16::Pce;
 use filecoin_hashers::{poseidon::PoseidonHasher, sha256::Sha256Domain, Domain};
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::{DefaultPieceHasher, MerkleTreeTrait, PoRepConfig, VanillaSealProof};
@@ -13,7 +13,7 @@ use storage_proofs_porep::stacked::{
     self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg, Tau,
 };
 
-use super::{synthesize_circuit, ProofPlan};
+use super::{synthesize_circuit, ProofPlan, Synthesized};
 use crate::circuit::CircuitSpec;
 use crate::decode::{bytes32, decode_c1, peek_c1_registered_proof, poseidon_commitment, sha_commitment};
 use crate::error::{Error, InputError, Result};
@@ -193,7 +193,8 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoRepPlan<Tree> {
         self.vanilla.len()
     }
 
-    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<ProvingAssignment> {
+    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<Synthesized> {
+        let started = std::time::Instant::now();
         let circuit: StackedCircuit<Tree, DefaultPieceHasher> =
             <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
                 &self.pub_in,
@@ -203,7 +204,7 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoRepPlan<Tree> {
                 Some(k),
             )
             .map_err(|e| InputError::new(format!("partition {k}: the vanilla proofs do not form a circuit: {e:#}")))?;
-        synthesize_circuit(circuit, pce)
+        synthesize_circuit(circuit, pce, started)
     }
 
     fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>> {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use blstrs::Scalar;
-use cuzk_groth16::{Pce, ProvingAssignment};
+use cuzk_groth16::Pce;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
 use filecoin_proofs::{
@@ -15,7 +15,7 @@ use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::sector::SectorId;
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 
-use super::{synthesize_circuit, ProofPlan};
+use super::{synthesize_circuit, ProofPlan, Synthesized};
 use crate::circuit::CircuitSpec;
 use crate::decode::{bytes32, decode_post_vanilla};
 use crate::error::{Error, InputError, Result};
@@ -170,7 +170,8 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoStPlan<Tree> {
         1
     }
 
-    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<ProvingAssignment> {
+    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<Synthesized> {
+        let started = std::time::Instant::now();
         if k != 0 {
             return Err(InputError::new(format!("partition {k} does not exist")).into());
         }
@@ -183,7 +184,7 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoStPlan<Tree> {
                 Some(0),
             )
             .map_err(input_err("the vanilla proofs do not form a circuit"))?;
-        synthesize_circuit(circuit, pce)
+        synthesize_circuit(circuit, pce, started)
     }
 
     fn public_inputs(&self, _k: usize) -> Result<Vec<Scalar>> {

@@ -1,7 +1,7 @@
 //! SnapDeals: one circuit per partition from the vanilla partition proofs.
 
 use blstrs::Scalar;
-use cuzk_groth16::{Pce, ProvingAssignment};
+use cuzk_groth16::Pce;
 use filecoin_proofs::{MerkleTreeTrait, PartitionProof, PoRepConfig, SectorUpdateConfig, TreeRHasher};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_update::{
@@ -9,7 +9,7 @@ use storage_proofs_update::{
     SetupParams,
 };
 
-use super::{synthesize_circuit, ProofPlan};
+use super::{synthesize_circuit, ProofPlan, Synthesized};
 use crate::circuit::CircuitSpec;
 use crate::decode::{bytes32, decode_update_vanilla, poseidon_commitment, sha_commitment};
 use crate::error::{Error, InputError, Result};
@@ -89,7 +89,8 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> ProofPlan for SnapPl
         self.vanilla.len()
     }
 
-    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<ProvingAssignment> {
+    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<Synthesized> {
+        let started = std::time::Instant::now();
         let circuit: EmptySectorUpdateCircuit<Tree> =
             <Compound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, EmptySectorUpdateCircuit<Tree>>>::circuit(
                 &self.pub_inputs,
@@ -99,7 +100,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> ProofPlan for SnapPl
                 Some(k),
             )
             .map_err(|e| InputError::new(format!("partition {k}: the vanilla proof does not form a circuit: {e:#}")))?;
-        synthesize_circuit(circuit, pce)
+        synthesize_circuit(circuit, pce, started)
     }
 
     fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>> {

@@ -1,0 +1,542 @@
+//! Test fixtures: a real sealed 2 KiB sector, the inputs clients would send for all four proof
+//! kinds, and **insecure** parameters for their circuits.
+//!
+//! The parameters come from [`cuzk_groth16::generate_insecure_parameters`] on each circuit's
+//! recorded constraint system, with a trapdoor from a fixed seed: anyone can forge proofs
+//! against them. They carry the official v28 file names (so filecoin-proofs' prover and
+//! verifiers load them) and are marked test-only in the manifest; keep them away from a
+//! production parameter directory.
+//!
+//! Layout of the output folder:
+//! ```text
+//! manifest.json            commitments, ids, randomness, file names (see [`Manifest`])
+//! params/v28-*.params|vk   insecure test parameters (+ .blake3 sidecars)
+//! inputs/                  porep-c1.json, porep-c1-wrapped.json, winning-0.bin,
+//!                          window-<i>.bin, snap-<k>.bin
+//! sectors/                 staged data, replicas and caches of the sealed sectors
+//! parents/                 filecoin-proofs' SDR parent cache
+//! ```
+//! Generation is idempotent: parameters whose sidecar digest matches are reused, and the
+//! sector step is skipped when the manifest and every input it names exist.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use filecoin_proofs::{
+    add_piece, clear_cache, encode_into, generate_fallback_sector_challenges, generate_partition_proofs,
+    generate_piece_commitment, generate_single_vanilla_proof, seal_commit_phase1, seal_pre_commit_phase1,
+    seal_pre_commit_phase2, MerkleTreeTrait, PaddedBytesAmount, PrivateReplicaInfo, SectorShapeBase,
+    SectorUpdateConfig, UnpaddedBytesAmount,
+};
+use rand::{Rng, RngCore, SeedableRng};
+use serde::{Deserialize, Serialize};
+use storage_proofs_core::sector::SectorId;
+
+use crate::circuit::CircuitSpec;
+use crate::decode::{C1Output, C1VanillaProofs, C1Wrapper};
+use crate::error::{Error, Result};
+use crate::registry::{prover_id, PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
+use crate::request::ProofRequest;
+use crate::store::CircuitStore;
+
+/// The miner id fixtures are sealed for.
+pub const FIXTURE_MINER_ID: u64 = 1000;
+const MANIFEST: &str = "manifest.json";
+const PARAMS_SEED: u64 = 0x7e57_7e57;
+
+/// One parameter file pair.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ParamEntry {
+    /// Proof kind.
+    pub kind: String,
+    /// storage-proofs' identifier.
+    pub identifier: String,
+    /// File names under `params/`.
+    pub params_file: String,
+    /// Verifying key file name.
+    pub vk_file: String,
+    /// BLAKE3 of the `.params` file, hex.
+    pub blake3: String,
+    /// Constraints of the circuit.
+    pub constraints: usize,
+}
+
+/// Everything needed to prove and verify the fixtures.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Manifest {
+    /// Always true: the parameters are insecure test parameters.
+    pub insecure_test_parameters: bool,
+    /// A warning for humans.
+    pub note: String,
+    /// Sector size in bytes.
+    pub sector_size: u64,
+    /// Miner actor id.
+    pub miner_id: u64,
+    /// Parameter files.
+    pub params: Vec<ParamEntry>,
+    /// PoRep C2 input.
+    pub porep: PoRepFixture,
+    /// WinningPoSt input.
+    pub winning: PoStFixture,
+    /// WindowPoSt input (one partition).
+    pub window: PoStFixture,
+    /// SnapDeals input.
+    pub snap: SnapFixture,
+}
+
+/// PoRep C2 input.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PoRepFixture {
+    /// Registered seal proof.
+    pub registered_proof: u64,
+    /// Sector number.
+    pub sector_number: u64,
+    /// C1 output JSON (relative path).
+    pub c1_json: String,
+    /// The same, in Curio's wrapper.
+    pub c1_wrapped: String,
+    /// comm_r, hex.
+    pub comm_r: String,
+    /// comm_d, hex.
+    pub comm_d: String,
+}
+
+/// PoSt input.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PoStFixture {
+    /// Registered PoSt proof.
+    pub registered_proof: u64,
+    /// Randomness, hex.
+    pub randomness: String,
+    /// WindowPoSt partition index.
+    pub partition_index: u32,
+    /// Sector numbers, in order.
+    pub sectors: Vec<u64>,
+    /// One bincode vanilla proof per sector (relative paths).
+    pub vanilla: Vec<String>,
+}
+
+/// SnapDeals input.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SnapFixture {
+    /// Registered update proof.
+    pub registered_proof: u64,
+    /// Sector number.
+    pub sector_number: u64,
+    /// comm_r_old, hex.
+    pub comm_r_old: String,
+    /// comm_r_new, hex.
+    pub comm_r_new: String,
+    /// comm_d_new, hex.
+    pub comm_d_new: String,
+    /// One bincode vanilla proof per partition (relative paths).
+    pub vanilla: Vec<String>,
+}
+
+/// Lowercase hex.
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Parses lowercase or uppercase hex.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+impl Manifest {
+    /// Reads `dir/manifest.json`.
+    pub fn load(dir: &Path) -> Result<Self> {
+        let path = dir.join(MANIFEST);
+        let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        serde_json::from_slice(&bytes).map_err(|e| {
+            Error::io(&path, std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))
+        })
+    }
+
+    /// The request a client would send for `kind`, with its files read from `dir`.
+    pub fn request(&self, dir: &Path, kind: ProofKind) -> Result<ProofRequest> {
+        let read = |rel: &str| fs::read(dir.join(rel)).map_err(|e| Error::io(dir.join(rel), e));
+        let h = |s: &str| unhex(s).unwrap_or_default();
+        let mut req = ProofRequest {
+            kind: Some(kind),
+            miner_id: self.miner_id,
+            ..Default::default()
+        };
+        match kind {
+            ProofKind::PoRep => {
+                req.registered_proof = Some(self.porep.registered_proof);
+                req.sector_number = self.porep.sector_number;
+                req.vanilla_proof = read(&self.porep.c1_json)?;
+            }
+            ProofKind::WinningPoSt | ProofKind::WindowPoSt => {
+                let f = if kind == ProofKind::WinningPoSt { &self.winning } else { &self.window };
+                req.registered_proof = Some(f.registered_proof);
+                req.randomness = h(&f.randomness);
+                req.partition_index = f.partition_index;
+                req.vanilla_proofs = f.vanilla.iter().map(|v| read(v)).collect::<Result<_>>()?;
+            }
+            ProofKind::SnapDeals => {
+                req.registered_proof = Some(self.snap.registered_proof);
+                req.comm_r_old = h(&self.snap.comm_r_old);
+                req.comm_r_new = h(&self.snap.comm_r_new);
+                req.comm_d_new = h(&self.snap.comm_d_new);
+                req.vanilla_proofs = self.snap.vanilla.iter().map(|v| read(v)).collect::<Result<_>>()?;
+            }
+        }
+        Ok(req)
+    }
+}
+
+/// Progress reporting of long steps.
+pub trait Progress {
+    /// A step starts.
+    fn step(&self, msg: &str);
+    /// The step ended after `took`.
+    fn done(&self, took: Duration);
+}
+
+/// Prints nothing.
+#[derive(Debug)]
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn step(&self, _: &str) {}
+    fn done(&self, _: Duration) {}
+}
+
+fn blake3_file(path: &Path) -> Result<String> {
+    let mut h = blake3::Hasher::new();
+    h.update_reader(File::open(path).map_err(|e| Error::io(path, e))?)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(h.finalize().to_hex().to_string())
+}
+
+fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let res = (|| {
+        let mut w = BufWriter::new(File::create(&tmp)?);
+        f(&mut w)?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    res.map_err(|e| Error::io(path, e))
+}
+
+/// Makes (or checks) the insecure parameters of one circuit; returns its manifest entry.
+fn ensure_params(spec: &CircuitSpec, dir: &Path, store: &CircuitStore, progress: &dyn Progress) -> Result<ParamEntry> {
+    let params_path = dir.join(spec.params_file_name());
+    let vk_path = dir.join(spec.vk_file_name());
+    let sidecar = params_path.with_extension("params.blake3");
+    let pce = store.pce(spec)?;
+    let entry = |blake3: String| ParamEntry {
+        kind: spec.kind.name().into(),
+        identifier: spec.identifier.clone(),
+        params_file: spec.params_file_name(),
+        vk_file: spec.vk_file_name(),
+        blake3,
+        constraints: pce.num_constraints(),
+    };
+    if params_path.exists() && vk_path.exists() {
+        if let Ok(recorded) = fs::read_to_string(&sidecar) {
+            let t = Instant::now();
+            progress.step(&format!("checking {} parameters", spec.srs_id()));
+            let actual = blake3_file(&params_path)?;
+            progress.done(t.elapsed());
+            if actual == recorded.trim() {
+                return Ok(entry(actual));
+            }
+        }
+    }
+    let t = Instant::now();
+    progress.step(&format!(
+        "generating insecure {} parameters ({} constraints)",
+        spec.srs_id(),
+        pce.num_constraints()
+    ));
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(PARAMS_SEED ^ spec.kind as u64);
+    let params = cuzk_groth16::generate_insecure_parameters(&pce, &mut rng)?;
+    write_file(&params_path, |w| params.write(w))?;
+    write_file(&vk_path, |w| params.vk.write(w))?;
+    let digest = blake3_file(&params_path)?;
+    fs::write(&sidecar, &digest).map_err(|e| Error::io(&sidecar, e))?;
+    progress.done(t.elapsed());
+    Ok(entry(digest))
+}
+
+fn proofs_err(what: &'static str) -> impl Fn(anyhow::Error) -> Error {
+    move |e| Error::proofs(format!("{what}: {e:#}"))
+}
+
+struct Sealed {
+    sector_id: u64,
+    sealed: PathBuf,
+    cache: PathBuf,
+    comm_r: [u8; 32],
+    comm_d: [u8; 32],
+}
+
+fn random_file(path: &Path, len: u64, rng: &mut impl RngCore) -> Result<()> {
+    let mut data = vec![0u8; len as usize];
+    rng.fill_bytes(&mut data);
+    fs::write(path, &data).map_err(|e| Error::io(path, e))
+}
+
+fn stage_piece(dir: &Path, name: &str, size: u64, rng: &mut impl RngCore) -> Result<(PathBuf, filecoin_proofs::PieceInfo)> {
+    let unpadded = UnpaddedBytesAmount::from(PaddedBytesAmount(size));
+    let piece = dir.join(format!("{name}.piece"));
+    random_file(&piece, unpadded.0, rng)?;
+    let info = generate_piece_commitment(File::open(&piece).map_err(|e| Error::io(&piece, e))?, unpadded)
+        .map_err(proofs_err("piece commitment"))?;
+    let staged = dir.join(format!("{name}.staged"));
+    let mut out = File::create(&staged).map_err(|e| Error::io(&staged, e))?;
+    add_piece(File::open(&piece).map_err(|e| Error::io(&piece, e))?, &mut out, unpadded, &[])
+        .map_err(proofs_err("add piece"))?;
+    Ok((staged, info))
+}
+
+fn seal_sector<Tree: 'static + MerkleTreeTrait>(
+    dir: &Path,
+    proof: SealProof,
+    sector_id: u64,
+    rng: &mut impl RngCore,
+    ticket: [u8; 32],
+) -> Result<(Sealed, Vec<filecoin_proofs::PieceInfo>)> {
+    let config = proof.porep_config();
+    let (staged, info) = stage_piece(dir, &format!("sector-{sector_id}"), proof.size.bytes(), rng)?;
+    let sealed = dir.join(format!("sector-{sector_id}.sealed"));
+    File::create(&sealed).map_err(|e| Error::io(&sealed, e))?;
+    let cache = dir.join(format!("sector-{sector_id}.cache"));
+    fs::create_dir_all(&cache).map_err(|e| Error::io(&cache, e))?;
+    let pieces = vec![info];
+    let p1 = seal_pre_commit_phase1::<_, _, _, Tree>(
+        &config,
+        &cache,
+        &staged,
+        &sealed,
+        prover_id(FIXTURE_MINER_ID),
+        SectorId::from(sector_id),
+        ticket,
+        &pieces,
+    )
+    .map_err(proofs_err("seal pre-commit phase 1"))?;
+    let out = seal_pre_commit_phase2(&config, p1, &cache, &sealed).map_err(proofs_err("seal pre-commit phase 2"))?;
+    Ok((
+        Sealed {
+            sector_id,
+            sealed,
+            cache,
+            comm_r: out.comm_r,
+            comm_d: out.comm_d,
+        },
+        pieces,
+    ))
+}
+
+/// Randomness as chain randomness reaches the proofs: 32 bytes with the top two bits clear.
+fn post_randomness(rng: &mut impl RngCore) -> [u8; 32] {
+    let mut r = [0u8; 32];
+    rng.fill_bytes(&mut r);
+    r[31] &= 0x3f;
+    r
+}
+
+fn make_sector_inputs<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>>(
+    out: &Path,
+    size: SectorSize,
+    progress: &dyn Progress,
+) -> Result<(PoRepFixture, PoStFixture, PoStFixture, SnapFixture)> {
+    let sectors = out.join("sectors");
+    let inputs = out.join("inputs");
+    for d in [&sectors, &inputs] {
+        fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::from_entropy();
+    let seal_proof = SealProof::of(size, 1);
+    let config = seal_proof.porep_config();
+    let prover = prover_id(FIXTURE_MINER_ID);
+    let write_input = |name: &str, bytes: &[u8]| -> Result<String> {
+        let path = inputs.join(name);
+        fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        Ok(format!("inputs/{name}"))
+    };
+
+    let t = Instant::now();
+    progress.step(&format!("sealing two {size} sectors"));
+    let (t1, t2): ([u8; 32], [u8; 32]) = (rng.gen(), rng.gen());
+    let (s1, pieces1) = seal_sector::<Tree>(&sectors, seal_proof, 1, &mut rng, t1)?;
+    let (s2, _) = seal_sector::<Tree>(&sectors, seal_proof, 2, &mut rng, t2)?;
+    progress.done(t.elapsed());
+
+    let t = Instant::now();
+    progress.step("PoRep commit phase 1 (C1)");
+    let mut seed: [u8; 32] = rng.gen();
+    seed[0] |= 1;
+    let c1 = seal_commit_phase1::<_, Tree>(
+        &config,
+        &s1.cache,
+        &s1.sealed,
+        prover,
+        SectorId::from(s1.sector_id),
+        t1,
+        seed,
+        filecoin_proofs::SealPreCommitOutput {
+            comm_r: s1.comm_r,
+            comm_d: s1.comm_d,
+        },
+        &pieces1,
+    )
+    .map_err(proofs_err("seal commit phase 1"))?;
+    let json = serde_json::to_vec(&C1Output::<Tree> {
+        registered_proof: seal_proof.name(),
+        vanilla_proofs: C1VanillaProofs::for_size(size, c1.vanilla_proofs),
+        comm_r: c1.comm_r,
+        comm_d: c1.comm_d,
+        replica_id: c1.replica_id,
+        seed: c1.seed,
+        ticket: c1.ticket,
+    })
+    .map_err(|e| Error::proofs(format!("encoding C1 output: {e}")))?;
+    let wrapped = serde_json::to_vec(&C1Wrapper {
+        sector_num: s1.sector_id,
+        phase1_out: base64::engine::general_purpose::STANDARD.encode(&json),
+        sector_size: size.bytes(),
+    })
+    .map_err(|e| Error::proofs(format!("encoding wrapper: {e}")))?;
+    let porep = PoRepFixture {
+        registered_proof: seal_proof.id,
+        sector_number: s1.sector_id,
+        c1_json: write_input("porep-c1.json", &json)?,
+        c1_wrapped: write_input("porep-c1-wrapped.json", &wrapped)?,
+        comm_r: hex(&s1.comm_r),
+        comm_d: hex(&s1.comm_d),
+    };
+    for s in [&s1, &s2] {
+        clear_cache(&s.cache).map_err(proofs_err("clearing the sealing cache"))?;
+    }
+    progress.done(t.elapsed());
+
+    let t = Instant::now();
+    progress.step("PoSt vanilla proofs");
+    let post = |kind: ProofKind, sealed: &[&Sealed], name: &str, rng: &mut rand_chacha::ChaCha8Rng| -> Result<PoStFixture> {
+        let proof = PoStProof::current(kind, size);
+        let cfg = proof.post_config();
+        let randomness = post_randomness(rng);
+        let ids: Vec<SectorId> = sealed.iter().map(|s| SectorId::from(s.sector_id)).collect();
+        let challenges = generate_fallback_sector_challenges::<Tree>(&cfg, &randomness, &ids, prover)
+            .map_err(proofs_err("PoSt challenges"))?;
+        let mut vanilla = Vec::new();
+        for (i, s) in sealed.iter().enumerate() {
+            let replica = PrivateReplicaInfo::<Tree>::new(s.sealed.clone(), s.comm_r, s.cache.clone())
+                .map_err(proofs_err("replica info"))?;
+            let id = SectorId::from(s.sector_id);
+            let v = generate_single_vanilla_proof::<Tree>(&cfg, id, &replica, &challenges[&id])
+                .map_err(proofs_err("PoSt vanilla proof"))?;
+            let bytes = bincode::serialize(&v).map_err(|e| Error::proofs(format!("bincode: {e}")))?;
+            vanilla.push(write_input(&format!("{name}-{i}.bin"), &bytes)?);
+        }
+        Ok(PoStFixture {
+            registered_proof: proof.id,
+            randomness: hex(&randomness),
+            partition_index: 0,
+            sectors: sealed.iter().map(|s| s.sector_id).collect(),
+            vanilla,
+        })
+    };
+    let winning = post(ProofKind::WinningPoSt, &[&s1], "winning", &mut rng)?;
+    let window = post(ProofKind::WindowPoSt, &[&s1, &s2], "window", &mut rng)?;
+    progress.done(t.elapsed());
+
+    let t = Instant::now();
+    progress.step("SnapDeals encoding and vanilla proofs");
+    let update = UpdateProof::of(size);
+    let ucfg = SectorUpdateConfig::from_porep_config(&update.porep_config());
+    let (staged, info) = stage_piece(&sectors, "sector-1-update", size.bytes(), &mut rng)?;
+    let new_sealed = sectors.join("sector-1-update.sealed");
+    let new_cache = sectors.join("sector-1-update.cache");
+    fs::create_dir_all(&new_cache).map_err(|e| Error::io(&new_cache, e))?;
+    let len = fs::metadata(&s1.sealed).map_err(|e| Error::io(&s1.sealed, e))?.len();
+    OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(&new_sealed)
+        .and_then(|f| f.set_len(len))
+        .map_err(|e| Error::io(&new_sealed, e))?;
+    let encoded = encode_into::<Tree>(&ucfg, &new_sealed, &new_cache, &s1.sealed, &s1.cache, &staged, &[info])
+        .map_err(proofs_err("SnapDeals encoding"))?;
+    let partition_proofs = generate_partition_proofs::<Tree>(
+        ucfg,
+        s1.comm_r,
+        encoded.comm_r_new,
+        encoded.comm_d_new,
+        &s1.sealed,
+        &s1.cache,
+        &new_sealed,
+        &new_cache,
+    )
+    .map_err(proofs_err("SnapDeals vanilla proofs"))?;
+    let mut vanilla = Vec::new();
+    for (k, p) in partition_proofs.iter().enumerate() {
+        let bytes = bincode::serialize(p).map_err(|e| Error::proofs(format!("bincode: {e}")))?;
+        vanilla.push(write_input(&format!("snap-{k}.bin"), &bytes)?);
+    }
+    let snap = SnapFixture {
+        registered_proof: update.id,
+        sector_number: s1.sector_id,
+        comm_r_old: hex(&s1.comm_r),
+        comm_r_new: hex(&encoded.comm_r_new),
+        comm_d_new: hex(&encoded.comm_d_new),
+        vanilla,
+    };
+    progress.done(t.elapsed());
+    Ok((porep, winning, window, snap))
+}
+
+/// Creates or checks the fixtures for `size` in `out` (only 2 KiB is supported: it is the
+/// size whose sealing and proving fit a test run).
+pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) -> Result<Manifest> {
+    if size != SectorSize::S2KiB {
+        return Err(crate::error::InputError::new(format!(
+            "fixtures are generated for 2KiB sectors only, not {size}"
+        ))
+        .into());
+    }
+    let params_dir = out.join("params");
+    fs::create_dir_all(&params_dir).map_err(|e| Error::io(&params_dir, e))?;
+    let store = CircuitStore::new(&params_dir, &out.join("cache"));
+    let mut params = Vec::new();
+    for kind in ProofKind::ALL {
+        params.push(ensure_params(&CircuitSpec::of(kind, size)?, &params_dir, &store, progress)?);
+    }
+    if let Ok(m) = Manifest::load(out) {
+        let mut files: Vec<&String> = vec![&m.porep.c1_json, &m.porep.c1_wrapped];
+        files.extend(m.winning.vanilla.iter().chain(&m.window.vanilla).chain(&m.snap.vanilla));
+        if m.params == params && files.iter().all(|f| out.join(f).exists()) {
+            return Ok(m);
+        }
+    }
+    let (porep, winning, window, snap) = make_sector_inputs::<SectorShapeBase>(out, size, progress)?;
+    let m = Manifest {
+        insecure_test_parameters: true,
+        note: "INSECURE TEST PARAMETERS: generated from a fixed seed; anyone can forge proofs against them. Never use them for real sectors.".into(),
+        sector_size: size.bytes(),
+        miner_id: FIXTURE_MINER_ID,
+        params,
+        porep,
+        winning,
+        window,
+        snap,
+    };
+    let path = out.join(MANIFEST);
+    write_file(&path, |w| serde_json::to_writer_pretty(w, &m).map_err(std::io::Error::other))?;
+    Ok(m)
+}

@@ -1,0 +1,100 @@
+//! Proving a whole plan on one backend: every partition synthesized, proved, assembled in
+//! order, then verified with filecoin-proofs. The engine schedules the same steps across
+//! devices; this is the single-device path the CLI uses.
+
+use std::time::{Duration, Instant};
+
+use cuzk_groth16::{prove_timed, ProvingBackend};
+use rand::RngCore;
+
+use crate::error::Result;
+use crate::plan::ProofPlan;
+use crate::store::CircuitStore;
+use crate::verify::verify_assembled;
+
+/// Where a proof's time went, summed over partitions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageTimings {
+    /// Loading parameters (zero when already resident).
+    pub params_load: Duration,
+    /// Loading or extracting the PCE (zero when resident or not used).
+    pub pce_load: Duration,
+    /// Building circuits from vanilla proofs.
+    pub circuit_build: Duration,
+    /// Witness synthesis.
+    pub witness: Duration,
+    /// PCE sparse products.
+    pub pce_eval: Duration,
+    /// H by NTT.
+    pub ntt: Duration,
+    /// The MSMs.
+    pub msm: Duration,
+    /// filecoin-proofs' verification of the assembled proof.
+    pub verify: Duration,
+    /// Everything.
+    pub total: Duration,
+}
+
+/// A verified proof.
+#[derive(Clone, Debug)]
+pub struct ProofOutput {
+    /// The proof bytes, partition proofs concatenated in order.
+    pub proof: Vec<u8>,
+    /// Stage timings.
+    pub timings: StageTimings,
+}
+
+/// Options of [`prove_plan`].
+#[derive(Clone, Copy, Debug)]
+pub struct ProveOptions {
+    /// Use the pre-compiled constraint evaluator (else evaluate linear combinations directly).
+    pub use_pce: bool,
+}
+
+impl Default for ProveOptions {
+    fn default() -> Self {
+        ProveOptions { use_pce: true }
+    }
+}
+
+/// Proves every partition of `plan` on `backend`, assembles and verifies.
+pub fn prove_plan(
+    plan: &dyn ProofPlan,
+    store: &CircuitStore,
+    backend: &dyn ProvingBackend,
+    opts: ProveOptions,
+) -> Result<ProofOutput> {
+    let start = Instant::now();
+    let mut t = StageTimings::default();
+    let spec = plan.circuit();
+    let s = Instant::now();
+    let params = store.params(spec)?;
+    t.params_load = s.elapsed();
+    let s = Instant::now();
+    let pce = if opts.use_pce { Some(store.pce(spec)?) } else { None };
+    t.pce_load = s.elapsed();
+
+    let mut proof = Vec::with_capacity(plan.partitions() * crate::verify::PARTITION_PROOF_BYTES);
+    let mut rng = rand::rngs::OsRng;
+    for k in 0..plan.partitions() {
+        let syn = plan.synthesize(k, pce.as_deref())?;
+        t.circuit_build += syn.circuit_build;
+        t.witness += syn.witness;
+        t.pce_eval += syn.pce_eval;
+        let r = random_scalar(&mut rng);
+        let s_ = random_scalar(&mut rng);
+        let (p, pt) = prove_timed(backend, params.as_ref(), &syn.assignment, r, s_)?;
+        t.ntt += pt.ntt;
+        t.msm += pt.msm;
+        proof.extend_from_slice(&p.to_bytes());
+    }
+    let s = Instant::now();
+    verify_assembled(plan, &proof)?;
+    t.verify = s.elapsed();
+    t.total = start.elapsed();
+    Ok(ProofOutput { proof, timings: t })
+}
+
+fn random_scalar<R: RngCore>(rng: &mut R) -> blstrs::Scalar {
+    <blstrs::Scalar as ff::Field>::random(rng)
+}
