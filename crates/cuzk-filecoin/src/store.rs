@@ -17,14 +17,17 @@ use crate::error::{Error, Result};
 /// Where filecoin-proofs looks for parameters (and verifying keys) unless configured otherwise.
 pub const DEFAULT_PARAMETER_DIR: &str = "/var/tmp/filecoin-proof-parameters";
 
-/// Points filecoin-proofs' verifiers at `dir`.
+/// Points filecoin-proofs' verifiers at `dir` (and its SDR parent cache at `parent_cache`).
 ///
 /// filecoin-proofs reads its parameter directory once per process from
 /// `FIL_PROOFS_PARAMETER_CACHE`, on first use. This sets that variable to our configured
 /// directory (call it at start, before other threads exist) and checks filecoin-proofs
 /// agrees; an error when it had already settled on another directory.
-pub fn bind_filecoin_parameter_dir(dir: &Path) -> Result<()> {
+pub fn bind_filecoin_parameter_dir(dir: &Path, parent_cache: Option<&Path>) -> Result<()> {
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", dir);
+    if let Some(p) = parent_cache {
+        std::env::set_var("FIL_PROOFS_PARENT_CACHE", p);
+    }
     let settled = PathBuf::from(&storage_proofs_core::settings::SETTINGS.parameter_cache);
     let same = match (settled.canonicalize(), dir.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,

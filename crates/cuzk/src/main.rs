@@ -1,12 +1,15 @@
 //! `cuzk`: the proving daemon's command-line entry point.
 //!
-//! Exit codes: 0 success, 1 internal failure, 2 bad input (usage errors included).
+//! Exit codes: 0 success, 1 internal failure, 2 bad input (usage errors included). Errors are
+//! one line on stderr.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod bench;
 mod paths;
+mod progress;
+mod prove_cmd;
 mod stats;
 
 use std::path::PathBuf;
@@ -17,32 +20,82 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "cuzk", version, about = "Filecoin Groth16 proving engine")]
 struct Cli {
+    /// Cache folder for PCEs, fixtures and benchmark parameters (default: $XDG_CACHE_HOME/cuzk or ~/.cache/cuzk).
+    #[arg(long, global = true)]
+    cache: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Prove one Filecoin proof on the CPU, verify it, write it.
+    Prove(prove_cmd::ProveArgs),
+    /// Generate (or check) test fixtures: a sealed sector, client inputs, insecure parameters.
+    Fixtures(prove_cmd::FixturesArgs),
+    /// Prove and verify all four kinds on locally generated 2KiB fixtures.
+    Demo {
+        /// Synthesize without the pre-compiled constraint evaluator.
+        #[arg(long)]
+        no_pce: bool,
+    },
     /// Benchmarks, each side by side with the peer implementation on the same input.
     Bench {
         #[command(subcommand)]
         which: bench::Which,
-        /// Cache folder for generated parameters (default: $XDG_CACHE_HOME/cuzk or ~/.cache/cuzk).
-        #[arg(long, global = true)]
-        cache: Option<PathBuf>,
     },
+}
+
+/// A command failure: bad input (exit 2) or anything else (exit 1).
+#[derive(Debug)]
+pub struct CliError {
+    input: bool,
+    message: String,
+}
+
+impl CliError {
+    /// The caller's input is at fault.
+    pub fn input(msg: impl Into<String>) -> Self {
+        CliError { input: true, message: msg.into() }
+    }
+    /// Something else failed.
+    pub fn internal(msg: impl Into<String>) -> Self {
+        CliError { input: false, message: msg.into() }
+    }
+}
+
+impl From<cuzk_filecoin::Error> for CliError {
+    fn from(e: cuzk_filecoin::Error) -> Self {
+        CliError { input: e.is_input(), message: e.to_string() }
+    }
+}
+
+impl From<cuzk_filecoin::InputError> for CliError {
+    fn from(e: cuzk_filecoin::InputError) -> Self {
+        CliError::input(e.to_string())
+    }
+}
+
+impl From<anyhow::Error> for CliError {
+    fn from(e: anyhow::Error) -> Self {
+        CliError::internal(format!("{e:#}"))
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let cache = paths::cache_dir(cli.cache);
     let result = match cli.command {
-        Command::Bench { which, cache } => bench::run(which, &paths::cache_dir(cache)),
+        Command::Prove(args) => prove_cmd::prove(args, &cache),
+        Command::Fixtures(args) => prove_cmd::fixtures(args),
+        Command::Demo { no_pce } => prove_cmd::demo(&cache, !no_pce),
+        Command::Bench { which } => bench::run(which, &cache).map_err(CliError::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
+            eprintln!("error: {}", e.message.replace('\n', " "));
+            ExitCode::from(if e.input { 2 } else { 1 })
         }
     }
 }

@@ -1,0 +1,188 @@
+//! `cuzk prove`, `cuzk fixtures` and `cuzk demo`: the Filecoin kinds on the CPU backend.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use cuzk_filecoin::fixtures::{ensure_fixtures, unhex, Manifest};
+use cuzk_filecoin::{
+    bind_filecoin_parameter_dir, plan, prove_plan, CircuitStore, ProofKind, ProofRequest, ProveOptions, SectorSize,
+    StageTimings,
+};
+use cuzk_groth16::CpuBackend;
+
+use crate::progress::Spinner;
+use crate::CliError;
+
+/// Arguments of `cuzk prove`.
+#[derive(Debug, clap::Args)]
+pub struct ProveArgs {
+    /// porep, snap, window-post or winning-post.
+    #[arg(long)]
+    kind: String,
+    /// Input files: the C1 output (PoRep), or one vanilla proof file per sector (PoSt) or per
+    /// partition (SnapDeals). Repeat for several.
+    #[arg(long, required = true)]
+    input: Vec<PathBuf>,
+    /// Parameter directory (default: $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters).
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// Where to write the proof bytes.
+    #[arg(long)]
+    out: PathBuf,
+    /// Registered proof number (PoRep: taken from the C1 output when omitted).
+    #[arg(long)]
+    registered_proof: Option<u64>,
+    /// Miner actor id.
+    #[arg(long)]
+    miner_id: u64,
+    /// PoRep sector number (taken from a wrapped C1 input when omitted).
+    #[arg(long, default_value_t = 0)]
+    sector_number: u64,
+    /// PoSt randomness, 32 bytes hex.
+    #[arg(long)]
+    randomness: Option<String>,
+    /// WindowPoSt partition index.
+    #[arg(long, default_value_t = 0)]
+    partition_index: u32,
+    /// SnapDeals comm_r_old, hex.
+    #[arg(long)]
+    comm_r_old: Option<String>,
+    /// SnapDeals comm_r_new, hex.
+    #[arg(long)]
+    comm_r_new: Option<String>,
+    /// SnapDeals comm_d_new, hex.
+    #[arg(long)]
+    comm_d_new: Option<String>,
+    /// Synthesize without the pre-compiled constraint evaluator (for comparison).
+    #[arg(long)]
+    no_pce: bool,
+}
+
+fn hex_arg(v: &Option<String>, what: &str) -> Result<Vec<u8>, CliError> {
+    match v {
+        None => Ok(Vec::new()),
+        Some(s) => unhex(s.trim_start_matches("0x")).ok_or_else(|| CliError::input(format!("--{what} is not hex"))),
+    }
+}
+
+/// The parameter directory: the flag, else FIL_PROOFS_PARAMETER_CACHE, else the default.
+pub fn params_dir(flag: Option<PathBuf>) -> PathBuf {
+    flag.or_else(|| std::env::var_os("FIL_PROOFS_PARAMETER_CACHE").filter(|v| !v.is_empty()).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(cuzk_filecoin::DEFAULT_PARAMETER_DIR))
+}
+
+/// Runs `cuzk prove`.
+pub fn prove(args: ProveArgs, cache: &Path) -> Result<(), CliError> {
+    let kind = ProofKind::parse(&args.kind).map_err(|e| CliError::input(e.to_string()))?;
+    let read = |p: &PathBuf| std::fs::read(p).map_err(|e| CliError::input(format!("cannot read {}: {e}", p.display())));
+    let mut req = ProofRequest {
+        kind: Some(kind),
+        registered_proof: args.registered_proof,
+        miner_id: args.miner_id,
+        sector_number: args.sector_number,
+        randomness: hex_arg(&args.randomness, "randomness")?,
+        partition_index: args.partition_index,
+        comm_r_old: hex_arg(&args.comm_r_old, "comm-r-old")?,
+        comm_r_new: hex_arg(&args.comm_r_new, "comm-r-new")?,
+        comm_d_new: hex_arg(&args.comm_d_new, "comm-d-new")?,
+        ..Default::default()
+    };
+    if kind == ProofKind::PoRep {
+        if args.input.len() != 1 {
+            return Err(CliError::input("PoRep takes exactly one --input (the C1 output)"));
+        }
+        req.vanilla_proof = read(&args.input[0])?;
+    } else {
+        req.vanilla_proofs = args.input.iter().map(read).collect::<Result<_, _>>()?;
+    }
+    let params = params_dir(args.params);
+    bind_filecoin_parameter_dir(&params, None)?;
+    let store = CircuitStore::new(&params, cache);
+    let (proof, timings) = prove_request(&req, &store, !args.no_pce)?;
+    std::fs::write(&args.out, &proof).map_err(|e| CliError::internal(format!("cannot write {}: {e}", args.out.display())))?;
+    print_timings(kind, &timings);
+    println!("verified: {} bytes written to {}", proof.len(), args.out.display());
+    Ok(())
+}
+
+fn prove_request(req: &ProofRequest, store: &CircuitStore, use_pce: bool) -> Result<(Vec<u8>, StageTimings), CliError> {
+    let p = plan(req)?;
+    let out = prove_plan(p.as_ref(), store, &CpuBackend::new(), ProveOptions { use_pce })?;
+    Ok((out.proof, out.timings))
+}
+
+fn print_timings(kind: ProofKind, t: &StageTimings) {
+    println!(
+        "{kind}: params load {:.2}s, PCE load {:.2}s, circuit build {:.2}s, witness {:.2}s, PCE eval {:.2}s, NTT {:.2}s, MSM {:.2}s, verify {:.2}s, total {:.2}s",
+        t.params_load.as_secs_f64(),
+        t.pce_load.as_secs_f64(),
+        t.circuit_build.as_secs_f64(),
+        t.witness.as_secs_f64(),
+        t.pce_eval.as_secs_f64(),
+        t.ntt.as_secs_f64(),
+        t.msm.as_secs_f64(),
+        t.verify.as_secs_f64(),
+        t.total.as_secs_f64()
+    );
+}
+
+/// Arguments of `cuzk fixtures`.
+#[derive(Debug, clap::Args)]
+pub struct FixturesArgs {
+    /// Sector size (only 2KiB).
+    #[arg(long, default_value = "2KiB")]
+    sector_size: String,
+    /// Output folder.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Binds filecoin-proofs to a fixture folder's parameters and parent cache.
+pub fn bind_fixture_dirs(out: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(out.join("params")).map_err(|e| CliError::internal(format!("{}: {e}", out.display())))?;
+    bind_filecoin_parameter_dir(&out.join("params"), Some(&out.join("parents")))?;
+    Ok(())
+}
+
+/// Runs `cuzk fixtures`.
+pub fn fixtures(args: FixturesArgs) -> Result<(), CliError> {
+    let size = SectorSize::parse(&args.sector_size).map_err(|e| CliError::input(e.to_string()))?;
+    bind_fixture_dirs(&args.out)?;
+    let t = Instant::now();
+    let m = ensure_fixtures(&args.out, size, &Spinner::default())?;
+    println!(
+        "fixtures for {} sectors in {} ({:.1} s); INSECURE test parameters: {}",
+        size,
+        args.out.display(),
+        t.elapsed().as_secs_f64(),
+        m.params.iter().map(|p| format!("{} ({} constraints)", p.kind, p.constraints)).collect::<Vec<_>>().join(", ")
+    );
+    Ok(())
+}
+
+/// Runs `cuzk demo`: fixtures in the cache folder, then all four kinds proved and verified.
+pub fn demo(cache: &Path, use_pce: bool) -> Result<(), CliError> {
+    let dir = cache.join("fixtures-2KiB");
+    bind_fixture_dirs(&dir)?;
+    let m: Manifest = ensure_fixtures(&dir, SectorSize::S2KiB, &Spinner::default())?;
+    let store = CircuitStore::new(dir.join("params"), &dir.join("cache"));
+    println!("| kind | constraints | partitions | synthesis (s) | prove (s) | verify (s) | total (s) | result |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for kind in [ProofKind::WinningPoSt, ProofKind::WindowPoSt, ProofKind::SnapDeals, ProofKind::PoRep] {
+        let req = m.request(&dir, kind)?;
+        let p = plan(&req)?;
+        let constraints = store.pce(p.circuit())?.num_constraints();
+        let out = prove_plan(p.as_ref(), &store, &CpuBackend::new(), ProveOptions { use_pce })?;
+        let t = out.timings;
+        println!(
+            "| {kind} | {constraints} | {} | {:.2} | {:.2} | {:.2} | {:.2} | verified |",
+            p.partitions(),
+            (t.circuit_build + t.witness + t.pce_eval).as_secs_f64(),
+            (t.ntt + t.msm).as_secs_f64(),
+            t.verify.as_secs_f64(),
+            t.total.as_secs_f64()
+        );
+    }
+    println!("\nCPU backend; 2KiB sectors sealed locally; INSECURE test parameters (fixed seed) in {}", dir.join("params").display());
+    Ok(())
+}
