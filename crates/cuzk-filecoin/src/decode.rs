@@ -174,10 +174,15 @@ pub(crate) fn bytes32(b: &[u8], what: &str) -> Result<[u8; 32], InputError> {
     Ok(arr)
 }
 
-/// A commitment in the Poseidon field (comm_r): 32 bytes encoding a field element.
+/// A commitment in the Poseidon field (comm_r): 32 bytes canonically encoding a field element.
 pub(crate) fn poseidon_commitment(b: &[u8], what: &str) -> Result<PoseidonDomain, InputError> {
-    let arr = bytes32(b, what)?;
-    PoseidonDomain::try_from_bytes(&arr)
+    field_element(&bytes32(b, what)?, what)
+}
+
+/// 32 bytes that must canonically encode a field element (randomness, commitments), checked
+/// as filecoin-proofs checks them.
+pub(crate) fn field_element<D: Domain>(b: &[u8; 32], what: &str) -> Result<D, InputError> {
+    filecoin_proofs::as_safe_commitment::<D, _>(b, what)
         .map_err(|_| InputError::new(format!("{what} is not a valid field element")))
 }
 
@@ -193,4 +198,22 @@ pub(crate) fn domain_bytes<D: Domain>(d: &D) -> [u8; 32] {
     let mut out = [0u8; 32];
     out.copy_from_slice(d.as_ref());
     out
+}
+
+/// Decodes a C1 output (plain or wrapped) into filecoin-proofs' own type, for handing the same
+/// input to filecoin-proofs' prover.
+pub fn decode_c1_for_filecoin_proofs<Tree: 'static + MerkleTreeTrait>(
+    bytes: &[u8],
+) -> Result<filecoin_proofs::SealCommitPhase1Output<Tree>, InputError> {
+    let c1 = decode_c1::<Tree>(bytes)?.c1;
+    let replica_id = <Tree::Hasher as filecoin_hashers::Hasher>::Domain::try_from_bytes(&domain_bytes(&c1.replica_id))
+        .map_err(|_| InputError::new("replica id is not a valid field element"))?;
+    Ok(filecoin_proofs::SealCommitPhase1Output {
+        vanilla_proofs: c1.vanilla_proofs.into_inner(),
+        comm_r: c1.comm_r,
+        comm_d: c1.comm_d,
+        replica_id,
+        seed: c1.seed,
+        ticket: c1.ticket,
+    })
 }

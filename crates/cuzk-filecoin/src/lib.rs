@@ -26,6 +26,7 @@ mod request;
 pub mod verify;
 
 pub use circuit::CircuitSpec;
+pub use decode::decode_c1_for_filecoin_proofs;
 pub use error::{Error, InputError, Result};
 pub use plan::{plan, ProofPlan, Synthesized};
 pub use prove::{prove_plan, ProofOutput, ProveOptions, StageTimings};

@@ -77,7 +77,7 @@ pub fn prove_plan(
     let mut proof = Vec::with_capacity(plan.partitions() * crate::verify::PARTITION_PROOF_BYTES);
     let mut rng = rand::rngs::OsRng;
     for k in 0..plan.partitions() {
-        let syn = plan.synthesize(k, pce.as_deref())?;
+        let syn = crate::plan::guard(|| plan.synthesize(k, pce.as_deref()))?;
         t.circuit_build += syn.circuit_build;
         t.witness += syn.witness;
         t.pce_eval += syn.pce_eval;

@@ -382,8 +382,8 @@ mod tests {
         let c = SealProof::from_id(5).unwrap().porep_config();
         assert_eq!(c.porep_id[0], 5);
         assert_eq!(c.api_version, ApiVersion::V1_1_0);
-        assert_eq!(u8::from(c.partitions), 1);
-        assert_eq!(u8::from(SealProof::from_id(8).unwrap().porep_config().partitions), 10);
+        assert_eq!(usize::from(c.partitions), 1);
+        assert_eq!(usize::from(SealProof::from_id(8).unwrap().porep_config().partitions), 10);
     }
 
     #[test]

@@ -50,7 +50,26 @@ pub trait ProofPlan: Send + Sync {
 }
 
 /// Decodes and validates `req` into a plan. Bad input is an [`InputError`].
+///
+/// storage-proofs asserts on some malformed vanilla proofs instead of returning errors; such
+/// a panic is caught here and reported as bad input.
 pub fn plan(req: &ProofRequest) -> Result<Arc<dyn ProofPlan>> {
+    guard(|| plan_inner(req))
+}
+
+/// Runs `f`, turning a panic inside third-party proof code into an input error.
+pub(crate) fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        Err(InputError::new(format!("the vanilla proofs are malformed (storage-proofs: {msg})")).into())
+    })
+}
+
+fn plan_inner(req: &ProofRequest) -> Result<Arc<dyn ProofPlan>> {
     let kind = req
         .kind
         .ok_or_else(|| InputError::new("proof kind is missing (unspecified)"))?;

@@ -11,6 +11,7 @@ use filecoin_proofs::{
     PoStConfig, PublicReplicaInfo, VanillaProof,
 };
 use storage_proofs_core::api_version::ApiVersion;
+use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::sector::SectorId;
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
@@ -48,21 +49,28 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
         let config = proof.post_config();
         let vanilla: Vec<FallbackPoStSectorProof<Tree>> = decode_post_vanilla(&req.vanilla_proofs)?;
         let randomness = bytes32(&req.randomness, "randomness")?;
-        let randomness_safe = Dom::<Tree>::try_from_bytes(&randomness)
-            .map_err(|_| InputError::new("randomness is not a valid field element (Lotus clears the top two bits)"))?;
+        let randomness_safe: Dom<Tree> = crate::decode::field_element(&randomness, "randomness")?;
         if req.miner_id == 0 {
             return Err(InputError::new("miner id is missing").into());
         }
         let prover_id = prover_id(req.miner_id);
         let prover_id_safe = Dom::<Tree>::try_from_bytes(&prover_id).map_err(|_| InputError::new("invalid prover id"))?;
 
-        let sectors: Vec<(SectorId, [u8; 32])> = vanilla.iter().map(|v| (v.sector_id, crate::decode::domain_bytes(&v.comm_r))).collect();
-        if let Some(i) = sectors.windows(2).position(|w| w[0].0 >= w[1].0) {
-            return Err(InputError::new(format!(
-                "sector ids must be unique and ascending (as verifiers order them): sector {} follows {}",
-                sectors[i + 1].0, sectors[i].0
-            ))
-            .into());
+        let leaves = (proof.size.bytes() / 32) as usize;
+        for (i, v) in vanilla.iter().enumerate() {
+            let fits = v
+                .vanilla_proof
+                .sectors
+                .iter()
+                .flat_map(|s| &s.inclusion_proofs)
+                .all(|p| p.path().len() == p.expected_len(leaves));
+            if !fits {
+                return Err(InputError::new(format!(
+                    "vanilla proof {i} is not for {} sectors (registered proof {})",
+                    proof.size, proof.id
+                ))
+                .into());
+            }
         }
         let partition_index = req.partition_index as usize;
         let (vanilla_params, partitions) = match kind {
@@ -93,6 +101,14 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
                 (window_post_setup_params(&config), None)
             }
         };
+        let sectors: Vec<(SectorId, [u8; 32])> = vanilla.iter().map(|v| (v.sector_id, crate::decode::domain_bytes(&v.comm_r))).collect();
+        if let Some(i) = sectors.windows(2).position(|w| w[0].0 >= w[1].0) {
+            return Err(InputError::new(format!(
+                "sector ids must be unique and ascending (as verifiers order them): sector {} follows {}",
+                sectors[i + 1].0, sectors[i].0
+            ))
+            .into());
+        }
         let compound = <Compound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>>>::setup(
             &compound_proof::SetupParams {
                 vanilla_params,

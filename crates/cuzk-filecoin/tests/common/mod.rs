@@ -1,0 +1,53 @@
+//! Shared 2 KiB fixtures for the Filecoin tests.
+//!
+//! CI generates them once (`cuzk fixtures`) and names the folder in `CUZK_TEST_FIXTURES`;
+//! otherwise the first test to need them generates them under `target/`, holding a lock file
+//! so concurrent test processes wait instead of generating twice.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use cuzk_filecoin::fixtures::{ensure_fixtures, Manifest, Quiet};
+use cuzk_filecoin::{bind_filecoin_parameter_dir, CircuitStore, SectorSize};
+
+pub struct Fixtures {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub store: CircuitStore,
+}
+
+fn fixture_dir() -> PathBuf {
+    match std::env::var_os("CUZK_TEST_FIXTURES") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/cuzk-test-fixtures"),
+    }
+}
+
+fn with_lock<T>(dir: &Path, f: impl FnOnce() -> T) -> T {
+    std::fs::create_dir_all(dir).expect("fixture dir");
+    let lock = dir.join(".generating");
+    loop {
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
+            Ok(_) => break,
+            Err(_) => std::thread::sleep(Duration::from_millis(500)),
+        }
+    }
+    let out = f();
+    let _ = std::fs::remove_file(&lock);
+    out
+}
+
+pub fn fixtures() -> &'static Fixtures {
+    static F: OnceLock<Fixtures> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = fixture_dir();
+        std::fs::create_dir_all(dir.join("params")).expect("fixture dir");
+        bind_filecoin_parameter_dir(&dir.join("params"), Some(&dir.join("parents"))).expect("bind dirs");
+        let manifest = with_lock(&dir, || ensure_fixtures(&dir, SectorSize::S2KiB, &Quiet)).expect("fixtures");
+        let store = CircuitStore::new(dir.join("params"), &dir.join("cache"));
+        Fixtures { dir, manifest, store }
+    })
+}

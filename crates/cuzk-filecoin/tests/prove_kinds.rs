@@ -1,0 +1,69 @@
+//! Each kind at 2 KiB proves on the CPU backend and verifies with filecoin-proofs' verifier.
+
+mod common;
+
+use common::fixtures;
+use cuzk_filecoin::verify::verify_assembled;
+use cuzk_filecoin::{plan, prove_plan, Error, ProofKind, ProveOptions};
+use cuzk_groth16::CpuBackend;
+
+fn prove(kind: ProofKind, use_pce: bool) -> Vec<u8> {
+    let f = fixtures();
+    let req = f.manifest.request(&f.dir, kind).unwrap();
+    let p = plan(&req).unwrap();
+    let out = prove_plan(p.as_ref(), &f.store, &CpuBackend::new(), ProveOptions { use_pce }).unwrap();
+    assert_eq!(out.proof.len(), p.partitions() * 192);
+    // prove_plan verified already; ask filecoin-proofs once more, explicitly.
+    assert!(p.verify(&out.proof).unwrap(), "{kind} proof rejected by filecoin-proofs");
+    out.proof
+}
+
+#[test]
+fn porep_proves_and_verifies() {
+    prove(ProofKind::PoRep, true);
+}
+
+#[test]
+fn snap_proves_and_verifies() {
+    prove(ProofKind::SnapDeals, true);
+}
+
+#[test]
+fn window_post_proves_and_verifies_with_and_without_pce() {
+    prove(ProofKind::WindowPoSt, true);
+    prove(ProofKind::WindowPoSt, false);
+}
+
+#[test]
+fn winning_post_proves_and_verifies_with_and_without_pce() {
+    prove(ProofKind::WinningPoSt, true);
+    prove(ProofKind::WinningPoSt, false);
+}
+
+#[test]
+fn a_changed_byte_is_reported_with_its_partition() {
+    let proof = prove(ProofKind::WindowPoSt, true);
+    let f = fixtures();
+    let p = plan(&f.manifest.request(&f.dir, ProofKind::WindowPoSt).unwrap()).unwrap();
+    for pos in [10, 100, 180] {
+        let mut bad = proof.clone();
+        bad[pos] ^= 0x01;
+        match verify_assembled(p.as_ref(), &bad) {
+            Err(Error::Verification { bad_partitions }) => assert_eq!(bad_partitions, vec![0], "byte {pos}"),
+            other => panic!("byte {pos}: expected a verification failure, got {other:?}"),
+        }
+    }
+    verify_assembled(p.as_ref(), &proof).unwrap();
+}
+
+#[test]
+fn wrapped_c1_plans_the_same_proof() {
+    let f = fixtures();
+    let mut req = f.manifest.request(&f.dir, ProofKind::PoRep).unwrap();
+    let plain = plan(&req).unwrap();
+    req.vanilla_proof = std::fs::read(f.dir.join(&f.manifest.porep.c1_wrapped)).unwrap();
+    req.sector_number = 0; // taken from the wrapper
+    let wrapped = plan(&req).unwrap();
+    assert_eq!(plain.partitions(), wrapped.partitions());
+    assert_eq!(plain.public_inputs(0).unwrap(), wrapped.public_inputs(0).unwrap());
+}
