@@ -1,6 +1,7 @@
 //! `cuzk bench ...`: side-by-side benchmarks against the peer implementations.
 
 mod groth16;
+mod porep;
 
 use std::path::Path;
 
@@ -11,11 +12,14 @@ use clap::Subcommand;
 pub enum Which {
     /// Synthetic circuits: our CPU prover (PCE warm) against bellperson's CPU prover.
     Groth16(groth16::Args),
+    /// 2 KiB PoRep C2 on the CPU: ours against filecoin-proofs' seal_commit_phase2.
+    Porep(porep::Args),
 }
 
 /// Runs the chosen benchmark.
 pub fn run(which: Which, cache: &Path) -> anyhow::Result<()> {
     match which {
         Which::Groth16(args) => groth16::run(&args, cache),
+        Which::Porep(args) => porep::run(&args),
     }
 }
