@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use crate::assignment::ProvingAssignment;
 use crate::domain::{bit_reverse, powers_into, Domain};
 use crate::error::{Error, Result};
+use crate::field::Fr;
 use crate::msm::{self, G1Base, G2Base};
 use crate::proof::Proof;
 use crate::prover::ProveTimings;
@@ -109,26 +110,29 @@ impl ProvingBackend for CpuBackend {
         // g^rev(p) = lo_tab[p mod L] * hi_tab[p / L]: two tables of about sqrt(n) entries.
         let lo_bits = log_n / 2;
         let hi_bits = log_n - lo_bits;
-        let lo_tab: Vec<Scalar> = (0..1usize << lo_bits)
+        let lo_tab: Vec<Fr> = (0..1usize << lo_bits)
             .into_par_iter()
-            .map(|lo| g.pow_vartime([(bit_reverse(lo, lo_bits) << hi_bits) as u64]))
+            .map(|lo| Fr::from_scalar(&g.pow_vartime([(bit_reverse(lo, lo_bits) << hi_bits) as u64])))
             .collect();
-        let hi_tab: Vec<Scalar> = (0..1usize << hi_bits)
+        let hi_tab: Vec<Fr> = (0..1usize << hi_bits)
             .into_par_iter()
-            .map(|hi| g.pow_vartime([bit_reverse(hi, hi_bits) as u64]) * n_inv)
+            .map(|hi| Fr::from_scalar(&(g.pow_vartime([bit_reverse(hi, hi_bits) as u64]) * n_inv)))
             .collect();
 
         // Evaluations over the domain -> coefficients (bit-reversed) -> evaluations over the
         // coset g*D (natural order).
-        let to_coset = |src: &[Scalar]| -> Vec<Scalar> {
-            let mut v = vec![Scalar::ZERO; n];
-            v[..src.len()].copy_from_slice(src);
+        let to_coset = |src: &[Scalar]| -> Vec<Fr> {
+            let mut v = vec![Fr::ZERO; n];
+            v[..src.len()]
+                .par_iter_mut()
+                .zip(src.par_iter())
+                .for_each(|(d, s)| *d = Fr::from_scalar(s));
             d.dif(&mut v, true);
             v.par_chunks_mut(1 << lo_bits)
                 .zip(hi_tab.par_iter())
                 .for_each(|(chunk, hi)| {
                     for (x, lo) in chunk.iter_mut().zip(&lo_tab) {
-                        *x *= *lo * hi;
+                        *x = x.mul(lo.mul(*hi));
                     }
                 });
             d.dit(&mut v, false);
@@ -140,12 +144,14 @@ impl ProvingBackend for CpuBackend {
         );
 
         // On the coset Z(x) = x^n - 1 is the constant g^n - 1.
-        let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE)
-            .invert()
-            .expect("g is not an n-th root of unity");
+        let z_inv = Fr::from_scalar(
+            &(g.pow_vartime([n as u64]) - Scalar::ONE)
+                .invert()
+                .expect("g is not an n-th root of unity"),
+        );
         va.par_iter_mut()
             .zip(vb.par_iter().zip(vc.par_iter()))
-            .for_each(|(x, (y, z))| *x = (*x * y - z) * z_inv);
+            .for_each(|(x, (y, z))| *x = x.mul(*y).sub(*z).mul(z_inv));
         drop((vb, vc));
 
         // Back to coefficients: bit-reversed out of the DIF, gathered into natural order with
@@ -155,7 +161,7 @@ impl ProvingBackend for CpuBackend {
         powers_into(&mut h, g_inv, 0, n_inv);
         h.par_iter_mut()
             .enumerate()
-            .for_each(|(i, x)| *x *= va[bit_reverse(i, log_n)]);
+            .for_each(|(i, x)| *x = va[bit_reverse(i, log_n)].mul(Fr::from_scalar(x)).to_scalar());
         Ok(h)
     }
 

@@ -4,12 +4,14 @@
 //! the root bellperson uses: parameters encode the QAP polynomials interpolated over exactly
 //! this domain, so a prover with another root would compute a wrong H.
 //!
-//! Two in-place kernels share one twiddle table (`omega^j`, `j < n/2`, inverse twiddles
-//! derived as `omega^-j = -omega^(n/2-j)`):
+//! Two in-place kernels share one twiddle table per stage (stage `len` holds `w^j` for
+//! `j < len`, `w` a primitive `2len`-th root, so every stage reads its twiddles sequentially;
+//! inverse twiddles are derived as `w^-j = -w^(len-j)`):
 //! - [`Domain::dif`] (Gentleman-Sande): natural-order input, bit-reversed output;
 //! - [`Domain::dit`] (Cooley-Tukey): bit-reversed input, natural-order output.
 //!
-//! Chaining them needs no bit-reversal pass. Stages whose butterflies stay inside a block of
+//! Chaining them needs no bit-reversal pass. The kernels work on [`Fr`] (inline Montgomery
+//! arithmetic on blst's limb layout); the `Scalar` entry points convert at the edges. Stages whose butterflies stay inside a block of
 //! [`BLOCK`] elements run block by block (cache-resident); larger stages run in parallel across
 //! blocks or, when there are few, across the butterflies of one block.
 
@@ -18,9 +20,10 @@ use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::field::Fr;
 
-/// Elements per cache block (64 KiB of scalars).
-const BLOCK: usize = 1 << 11;
+/// Elements per cache block (1 MiB of scalars, within a core's L2).
+const BLOCK: usize = 1 << 15;
 /// Butterflies per parallel task when one block is split.
 const SPLIT: usize = 1 << 10;
 
@@ -29,24 +32,22 @@ const SPLIT: usize = 1 << 10;
 pub struct Domain {
     log_n: u32,
     omega: Scalar,
-    twiddles: Vec<Scalar>,
+    twiddles: Vec<Fr>,
 }
 
 #[derive(Clone, Copy)]
 struct StageTwiddles<'a> {
-    table: &'a [Scalar],
-    stride: usize,
+    table: &'a [Fr],
     inverse: bool,
 }
 
 impl StageTwiddles<'_> {
     #[inline(always)]
-    fn w(&self, j: usize) -> Scalar {
-        let e = j * self.stride;
-        if !self.inverse || e == 0 {
-            self.table[e]
+    fn w(&self, j: usize) -> Fr {
+        if !self.inverse || j == 0 {
+            self.table[j]
         } else {
-            -self.table[self.table.len() - e]
+            self.table[self.table.len() - j].neg()
         }
     }
 }
@@ -94,8 +95,19 @@ impl Domain {
             omega = omega.square();
         }
         let n = 1usize << log_n;
-        let mut twiddles = vec![Scalar::ZERO; n / 2];
-        powers_into(&mut twiddles, omega, 0, Scalar::ONE);
+        let mut tw = vec![Scalar::ZERO; n / 2];
+        powers_into(&mut tw, omega, 0, Scalar::ONE);
+        // Stage `len` (1, 2, 4, ..., n/2) at offset len - 1: w^j = omega^(j * n / 2len).
+        let mut twiddles = vec![Fr::ZERO; n.saturating_sub(1)];
+        let mut len = 1;
+        while len < n {
+            let stride = n / (2 * len);
+            twiddles[len - 1..2 * len - 1]
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(j, t)| *t = Fr::from_scalar(&tw[j * stride]));
+            len *= 2;
+        }
         Ok(Domain {
             log_n,
             omega,
@@ -120,19 +132,18 @@ impl Domain {
 
     fn stage_twiddles(&self, len: usize, inverse: bool) -> StageTwiddles<'_> {
         StageTwiddles {
-            table: &self.twiddles,
-            stride: self.size() / (2 * len),
+            table: &self.twiddles[len - 1..2 * len - 1],
             inverse,
         }
     }
 
-    fn check_len(&self, v: &[Scalar]) {
+    fn check_len(&self, v: &[Fr]) {
         assert_eq!(v.len(), self.size(), "NTT input length must equal the domain size");
     }
 
     /// Decimation in frequency: `v` in natural order becomes its transform (by `omega`, or
     /// `omega^-1` when `inverse`, unscaled) in bit-reversed order.
-    pub fn dif(&self, v: &mut [Scalar], inverse: bool) {
+    pub(crate) fn dif(&self, v: &mut [Fr], inverse: bool) {
         self.check_len(v);
         let n = v.len();
         let mut len = n / 2;
@@ -158,7 +169,7 @@ impl Domain {
 
     /// Decimation in time: `v` in bit-reversed order becomes its transform (by `omega`, or
     /// `omega^-1` when `inverse`, unscaled) in natural order.
-    pub fn dit(&self, v: &mut [Scalar], inverse: bool) {
+    pub(crate) fn dit(&self, v: &mut [Fr], inverse: bool) {
         self.check_len(v);
         let n = v.len();
         let first_big = BLOCK.min(n);
@@ -185,10 +196,10 @@ impl Domain {
     /// One stage with butterflies `len` apart, spread over the thread pool.
     fn stage(
         &self,
-        v: &mut [Scalar],
+        v: &mut [Fr],
         len: usize,
         inverse: bool,
-        f: fn(&mut [Scalar], &mut [Scalar], usize, StageTwiddles<'_>),
+        f: fn(&mut [Fr], &mut [Fr], usize, StageTwiddles<'_>),
     ) {
         let tw = self.stage_twiddles(len, inverse);
         let blocks = v.len() / (2 * len);
@@ -210,15 +221,22 @@ impl Domain {
 
     /// Forward transform, natural order in and out: `v[i] <- sum_j v[j] omega^(ij)`.
     pub fn fft(&self, v: &mut [Scalar]) {
-        self.dif(v, false);
-        self.bit_reverse_scaled(v, Scalar::ONE);
+        self.transform(v, false, Scalar::ONE);
     }
 
     /// Inverse transform, natural order in and out.
     pub fn ifft(&self, v: &mut [Scalar]) {
-        self.dif(v, true);
-        let n_inv = self.n_inv();
-        self.bit_reverse_scaled(v, n_inv);
+        self.transform(v, true, self.n_inv());
+    }
+
+    fn transform(&self, v: &mut [Scalar], inverse: bool, scale: Scalar) {
+        let mut w: Vec<Fr> = v.par_iter().map(Fr::from_scalar).collect();
+        self.dif(&mut w, inverse);
+        let bits = self.log_n;
+        let scale = Fr::from_scalar(&scale);
+        v.par_iter_mut().enumerate().for_each(|(i, x)| {
+            *x = w[bit_reverse(i, bits)].mul(scale).to_scalar();
+        });
     }
 
     /// `1/n` in the field.
@@ -228,31 +246,24 @@ impl Domain {
             .expect("the domain size is nonzero in the field")
     }
 
-    fn bit_reverse_scaled(&self, v: &mut [Scalar], scale: Scalar) {
-        let src = v.to_vec();
-        let bits = self.log_n;
-        v.par_iter_mut().enumerate().for_each(|(i, x)| {
-            *x = src[bit_reverse(i, bits)] * scale;
-        });
-    }
 }
 
 #[inline(always)]
-fn dif_butterflies(lo: &mut [Scalar], hi: &mut [Scalar], j0: usize, tw: StageTwiddles<'_>) {
+fn dif_butterflies(lo: &mut [Fr], hi: &mut [Fr], j0: usize, tw: StageTwiddles<'_>) {
     for (j, (u, v)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
         let (a, b) = (*u, *v);
-        *u = a + b;
-        *v = if j0 + j == 0 { a - b } else { (a - b) * tw.w(j0 + j) };
+        *u = a.add(b);
+        *v = if j0 + j == 0 { a.sub(b) } else { a.sub(b).mul(tw.w(j0 + j)) };
     }
 }
 
 #[inline(always)]
-fn dit_butterflies(lo: &mut [Scalar], hi: &mut [Scalar], j0: usize, tw: StageTwiddles<'_>) {
+fn dit_butterflies(lo: &mut [Fr], hi: &mut [Fr], j0: usize, tw: StageTwiddles<'_>) {
     for (j, (u, v)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-        let t = if j0 + j == 0 { *v } else { *v * tw.w(j0 + j) };
+        let t = if j0 + j == 0 { *v } else { v.mul(tw.w(j0 + j)) };
         let a = *u;
-        *u = a + t;
-        *v = a - t;
+        *u = a.add(t);
+        *v = a.sub(t);
     }
 }
 
@@ -309,11 +320,11 @@ mod tests {
             d.ifft(&mut w);
             assert_eq!(w, v, "round trip 2^{log_n}");
             // dif then dit with the inverse twiddles is n times the identity.
-            let mut x = v.clone();
+            let mut x: Vec<Fr> = v.iter().map(Fr::from_scalar).collect();
             d.dif(&mut x, false);
             d.dit(&mut x, true);
             let n = Scalar::from(d.size() as u64);
-            assert!(x.iter().zip(&v).all(|(a, b)| *a == *b * n));
+            assert!(x.iter().zip(&v).all(|(a, b)| a.to_scalar() == *b * n));
         }
     }
 

@@ -36,6 +36,7 @@ mod bits;
 mod direct;
 pub mod domain;
 mod error;
+mod field;
 mod fixed_base;
 mod generator;
 pub mod msm;
