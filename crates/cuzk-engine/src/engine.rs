@@ -1,0 +1,474 @@
+//! The engine: admission, the partition pipeline and the job table.
+//!
+//! ```text
+//! submit -> job table -> synthesis queue (priority) -> synthesis threads (CPU, host budget)
+//!        -> device queue (priority) -> W workers per device (device lock) -> assemble, verify
+//! ```
+//! Synthesis threads and device workers run independently, so the next partition is
+//! synthesized while the current one is proved; the host budget bounds how many synthesized
+//! partitions wait. Both queues pick the highest priority first, so a higher-priority job
+//! overtakes queued partitions of lower ones at the next partition boundary in each stage.
+//! A partition that fails on a device is retried once, on another device when there is one.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::device::Device;
+use crate::error::EngineError;
+use crate::job::{Job, JobStatus, JobView, Priority};
+use crate::memory::{MemoryBudget, Reservation};
+use crate::metrics::{KindMetrics, Metrics};
+use crate::queue::WorkQueue;
+use crate::work::{ProofWork, Synthesized};
+
+/// Engine settings.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Jobs queued or running at most; submit fails with [`EngineError::QueueFull`] past it.
+    pub queue_capacity: usize,
+    /// Threads synthesizing partitions.
+    pub synthesis_threads: usize,
+    /// Workers per device (one prepares while another computes).
+    pub workers_per_device: usize,
+    /// How long a finished job's result stays available to its request id.
+    pub retention: Duration,
+    /// Host memory for synthesized partitions, bytes.
+    pub host_budget: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            queue_capacity: 256,
+            synthesis_threads: 1,
+            workers_per_device: 2,
+            retention: Duration::from_secs(600),
+            host_budget: crate::memory::auto_host_budget(2 << 30),
+        }
+    }
+}
+
+/// What submit returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submitted {
+    /// The job id (the request id).
+    pub job_id: String,
+    /// Jobs ahead of this one in the queues.
+    pub queue_position: usize,
+    /// True when the request id named an existing job, which was returned instead.
+    pub attached: bool,
+}
+
+/// A device in [`EngineStatus`].
+#[derive(Clone, Debug)]
+pub struct DeviceStatus {
+    /// Identity.
+    pub info: crate::device::DeviceInfo,
+    /// Time busy so far.
+    pub busy: Duration,
+    /// (job id, kind) on it now.
+    pub current_job: Option<(String, String)>,
+    /// Device memory reserved now.
+    pub memory_used: u64,
+}
+
+/// A snapshot of the engine.
+#[derive(Clone, Debug)]
+pub struct EngineStatus {
+    /// Devices.
+    pub devices: Vec<DeviceStatus>,
+    /// Per kind: (jobs queued, jobs running).
+    pub queues: HashMap<String, (usize, usize)>,
+    /// Host budget in use and total.
+    pub host_memory: (u64, u64),
+    /// Per-kind counters and histograms.
+    pub metrics: std::collections::BTreeMap<String, KindMetrics>,
+    /// Since the engine started.
+    pub uptime: Duration,
+}
+
+struct SynthItem {
+    job: Arc<Job>,
+    k: usize,
+}
+
+struct DeviceItem {
+    job: Arc<Job>,
+    k: usize,
+    synth: Synthesized,
+    _host: Reservation,
+    retried: bool,
+    excluded: Option<String>,
+}
+
+struct Inner {
+    cfg: EngineConfig,
+    devices: Vec<Arc<Device>>,
+    host: Arc<MemoryBudget>,
+    jobs: Mutex<HashMap<String, Arc<Job>>>,
+    synth_q: WorkQueue<SynthItem>,
+    device_q: WorkQueue<DeviceItem>,
+    metrics: Metrics,
+    accepting: AtomicBool,
+    started: Instant,
+}
+
+/// The proving engine.
+pub struct Engine {
+    inner: Arc<Inner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("devices", &self.inner.devices).finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Starts an engine over `devices`.
+    pub fn start(cfg: EngineConfig, devices: Vec<Arc<Device>>) -> Result<Self, EngineError> {
+        if devices.is_empty() {
+            return Err(EngineError::Invalid("an engine needs at least one device".into()));
+        }
+        if cfg.workers_per_device == 0 || cfg.synthesis_threads == 0 || cfg.queue_capacity == 0 {
+            return Err(EngineError::Invalid(
+                "workers per device, synthesis threads and queue capacity must be at least 1".into(),
+            ));
+        }
+        let inner = Arc::new(Inner {
+            host: MemoryBudget::new("host", cfg.host_budget),
+            cfg,
+            devices,
+            jobs: Mutex::new(HashMap::new()),
+            synth_q: WorkQueue::new(),
+            device_q: WorkQueue::new(),
+            metrics: Metrics::default(),
+            accepting: AtomicBool::new(true),
+            started: Instant::now(),
+        });
+        let mut threads = Vec::new();
+        for i in 0..inner.cfg.synthesis_threads {
+            let inner = inner.clone();
+            threads.push(spawn(format!("cuzk-synth-{i}"), move || synthesis_loop(&inner)));
+        }
+        for d in &inner.devices {
+            for w in 0..inner.cfg.workers_per_device {
+                let (inner, d) = (inner.clone(), d.clone());
+                threads.push(spawn(format!("cuzk-dev-{}-{w}", d.info().id), move || device_loop(&inner, &d)));
+            }
+        }
+        Ok(Engine {
+            inner,
+            threads: Mutex::new(threads),
+        })
+    }
+
+    /// Submits work under the client's request id. The same id while that job is known
+    /// (queued, running, or finished within the retention time) attaches to it.
+    pub fn submit(
+        &self,
+        request_id: &str,
+        work: Arc<dyn ProofWork>,
+        priority: Option<Priority>,
+    ) -> Result<Submitted, EngineError> {
+        let inner = &self.inner;
+        if !inner.accepting.load(Ordering::SeqCst) {
+            return Err(EngineError::ShuttingDown);
+        }
+        if request_id.is_empty() {
+            return Err(EngineError::Invalid("request id is empty".into()));
+        }
+        let mut jobs = inner.lock_jobs();
+        inner.purge_expired(&mut jobs);
+        if let Some(j) = jobs.get(request_id) {
+            return Ok(Submitted {
+                job_id: j.id.clone(),
+                queue_position: 0,
+                attached: true,
+            });
+        }
+        if work.partitions() == 0 {
+            return Err(EngineError::Invalid("work has no partitions".into()));
+        }
+        inner.host.check_fits(work.host_bytes_per_partition())?;
+        let need = work.device_bytes_per_partition();
+        if !inner.devices.iter().any(|d| d.vram().total() >= need) {
+            return Err(EngineError::TooLarge(format!(
+                "a partition needs {need} bytes of device memory; no device budget is that large"
+            )));
+        }
+        let active = jobs.values().filter(|j| !j.lock().status.is_terminal()).count();
+        if active >= inner.cfg.queue_capacity {
+            return Err(EngineError::QueueFull(format!(
+                "{active} jobs queued or running (capacity {})",
+                inner.cfg.queue_capacity
+            )));
+        }
+        let priority = priority.unwrap_or_else(|| Priority::default_for(work.kind()));
+        let job = Job::new(request_id.to_owned(), work, priority);
+        jobs.insert(job.id.clone(), job.clone());
+        drop(jobs);
+        let position = inner.synth_q.count(|i| i.job.priority >= priority && i.k == 0);
+        for k in 0..job.work.partitions() {
+            inner.synth_q.push(priority, SynthItem { job: job.clone(), k });
+        }
+        Ok(Submitted {
+            job_id: job.id.clone(),
+            queue_position: position,
+            attached: false,
+        })
+    }
+
+    /// Waits until the job finishes or `timeout` passes (`None`: no limit); returns its view
+    /// either way.
+    pub fn await_job(&self, id: &str, timeout: Option<Duration>) -> Result<JobView, EngineError> {
+        let job = self.inner.job(id)?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut st = job.lock();
+        while !st.status.is_terminal() {
+            let wait = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(w) if !w.is_zero() => w.min(Duration::from_millis(200)),
+                    _ => break,
+                },
+                None => Duration::from_millis(200),
+            };
+            st = job.changed.wait_timeout(st, wait).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        drop(st);
+        Ok(job.view())
+    }
+
+    /// Cancels a job: queued partitions are dropped with their memory, running ones finish
+    /// and are discarded. Returns whether the job had started.
+    pub fn cancel(&self, id: &str) -> Result<bool, EngineError> {
+        let job = self.inner.job(id)?;
+        let was_running = job.lock().started;
+        job.cancelled.store(true, Ordering::SeqCst);
+        self.inner.synth_q.retain(|i| !Arc::ptr_eq(&i.job, &job));
+        self.inner.device_q.retain(|i| !Arc::ptr_eq(&i.job, &job));
+        let metrics = &self.inner.metrics;
+        job.terminate(JobStatus::Cancelled, |_| metrics.with(job.work.kind(), |m| m.cancelled += 1));
+        Ok(was_running)
+    }
+
+    /// A snapshot for status pages and metrics.
+    pub fn status(&self) -> EngineStatus {
+        let inner = &self.inner;
+        let mut queues: HashMap<String, (usize, usize)> = HashMap::new();
+        for j in inner.lock_jobs().values() {
+            let st = j.lock();
+            let e = queues.entry(j.work.kind().to_owned()).or_default();
+            match st.status {
+                JobStatus::Queued => e.0 += 1,
+                JobStatus::Running => e.1 += 1,
+                _ => {}
+            }
+        }
+        EngineStatus {
+            devices: inner
+                .devices
+                .iter()
+                .map(|d| DeviceStatus {
+                    info: d.info().clone(),
+                    busy: d.busy(),
+                    current_job: d.current_job(),
+                    memory_used: d.vram().used(),
+                })
+                .collect(),
+            queues,
+            host_memory: (inner.host.used(), inner.host.total()),
+            metrics: inner.metrics.snapshot(),
+            uptime: inner.started.elapsed(),
+        }
+    }
+
+    /// Stops accepting work; lets running and queued jobs finish within `grace` (or cancels
+    /// them at once when `cancel`), cancels what is left, and stops the threads.
+    pub fn shutdown(&self, grace: Duration, cancel: bool) {
+        let inner = &self.inner;
+        inner.accepting.store(false, Ordering::SeqCst);
+        let deadline = Instant::now() + if cancel { Duration::ZERO } else { grace };
+        loop {
+            let pending: Vec<Arc<Job>> = inner
+                .lock_jobs()
+                .values()
+                .filter(|j| !j.lock().status.is_terminal())
+                .cloned()
+                .collect();
+            if pending.is_empty() {
+                break;
+            }
+            if Instant::now() >= deadline {
+                for j in pending {
+                    let _ = self.cancel(&j.id);
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        inner.synth_q.close();
+        inner.device_q.close();
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+
+    /// The host budget.
+    pub fn host_budget(&self) -> &Arc<MemoryBudget> {
+        &self.inner.host
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.inner.synth_q.close();
+        self.inner.device_q.close();
+    }
+}
+
+fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(f)
+        .expect("spawning an engine thread")
+}
+
+impl Inner {
+    fn lock_jobs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Job>>> {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn job(&self, id: &str) -> Result<Arc<Job>, EngineError> {
+        self.lock_jobs()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| EngineError::NotFound(id.to_owned()))
+    }
+
+    fn purge_expired(&self, jobs: &mut HashMap<String, Arc<Job>>) {
+        let keep = self.cfg.retention;
+        jobs.retain(|_, j| j.lock().finished_at.is_none_or(|t| t.elapsed() < keep));
+    }
+
+    fn fail(&self, job: &Job, reason: String) {
+        job.terminate(JobStatus::Failed(reason), |_| self.metrics.with(job.work.kind(), |m| m.failed += 1));
+        self.synth_q.retain(|i| !std::ptr::eq(i.job.as_ref(), job));
+        self.device_q.retain(|i| !std::ptr::eq(i.job.as_ref(), job));
+    }
+}
+
+fn synthesis_loop(inner: &Inner) {
+    while let Some(SynthItem { job, k }) = inner.synth_q.pop(|_| true) {
+        if job.is_cancelled() || job.lock().status.is_terminal() {
+            continue;
+        }
+        {
+            let mut st = job.lock();
+            if !st.started {
+                st.started = true;
+                st.status = JobStatus::Running;
+                st.timings.queue_wait = job.submitted.elapsed();
+                let w = st.timings.queue_wait;
+                inner.metrics.with(job.work.kind(), |m| Metrics::observe(&mut m.queue_wait, w));
+            }
+        }
+        let bytes = job.work.host_bytes_per_partition();
+        let Ok(host) = inner.host.acquire(bytes, &|| job.is_cancelled()) else {
+            continue;
+        };
+        let t = Instant::now();
+        let res = job.work.synthesize(k);
+        let took = t.elapsed();
+        job.lock().timings.synthesis += took;
+        inner.metrics.with(job.work.kind(), |m| Metrics::observe(&mut m.synthesis, took));
+        match res {
+            Ok(synth) => inner.device_q.push(
+                job.priority,
+                DeviceItem {
+                    job,
+                    k,
+                    synth,
+                    _host: host,
+                    retried: false,
+                    excluded: None,
+                },
+            ),
+            Err(e) => inner.fail(&job, format!("partition {k} synthesis failed: {e}")),
+        }
+    }
+}
+
+fn device_loop(inner: &Inner, device: &Arc<Device>) {
+    let id = device.info().id.clone();
+    while let Some(mut item) = inner.device_q.pop(|i| i.excluded.as_deref() != Some(id.as_str())) {
+        let job = item.job.clone();
+        if job.is_cancelled() || job.lock().status.is_terminal() {
+            continue;
+        }
+        let guard = device.lock();
+        guard.set_job(Some((job.id.clone(), job.work.kind().to_owned())));
+        let t = Instant::now();
+        let res = job.work.prove(item.k, &item.synth, &guard);
+        drop(guard);
+        let took = t.elapsed();
+        inner.metrics.with(job.work.kind(), |m| Metrics::observe(&mut m.device, took));
+        {
+            let mut st = job.lock();
+            st.timings.device += took;
+            if !st.devices.contains(&id) {
+                st.devices.push(id.clone());
+            }
+        }
+        match res {
+            Ok(bytes) => {
+                let done = {
+                    let mut st = job.lock();
+                    if st.status.is_terminal() {
+                        continue;
+                    }
+                    if st.parts[item.k].is_none() {
+                        st.parts[item.k] = Some(bytes);
+                        st.remaining -= 1;
+                    }
+                    (st.remaining == 0).then(|| st.parts.iter_mut().map(|p| p.take().unwrap_or_default()).collect())
+                };
+                drop(item);
+                if let Some(parts) = done {
+                    finish(inner, &job, parts);
+                }
+            }
+            Err(_) if !item.retried => {
+                item.retried = true;
+                if inner.devices.len() > 1 {
+                    item.excluded = Some(id.clone());
+                }
+                inner.metrics.with(job.work.kind(), |m| m.retries += 1);
+                inner.device_q.push(job.priority, item);
+            }
+            Err(e) => inner.fail(&job, format!("partition {} failed on {id} after a retry: {e}", item.k)),
+        }
+    }
+}
+
+fn finish(inner: &Inner, job: &Job, parts: Vec<Vec<u8>>) {
+    let t = Instant::now();
+    let res = job.work.finish(parts);
+    job.lock().timings.verify = t.elapsed();
+    match res {
+        Ok(proof) => {
+            job.terminate(JobStatus::Completed(proof), |st| {
+                inner.metrics.with(job.work.kind(), |m| {
+                    m.completed += 1;
+                    Metrics::observe(&mut m.total, st.timings.total);
+                })
+            });
+        }
+        Err(e) => inner.fail(job, format!("verification failed: {e}")),
+    }
+}

@@ -1,0 +1,163 @@
+//! Jobs and their lifecycle: queued, running, then completed, failed or cancelled.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::work::ProofWork;
+
+/// Scheduling priority; higher runs first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Priority {
+    /// Background work.
+    Low = 1,
+    /// PoRep and SnapDeals by default.
+    Normal = 2,
+    /// WindowPoSt by default.
+    High = 3,
+    /// WinningPoSt by default: it has seconds, not minutes.
+    Critical = 4,
+}
+
+impl Priority {
+    /// The default priority of a proof kind.
+    pub fn default_for(kind: &str) -> Priority {
+        match kind {
+            "winning-post" => Priority::Critical,
+            "window-post" => Priority::High,
+            _ => Priority::Normal,
+        }
+    }
+}
+
+/// Where a job stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobStatus {
+    /// Waiting for a synthesis slot.
+    Queued,
+    /// At least one partition started.
+    Running,
+    /// Done; the proof verified.
+    Completed(Vec<u8>),
+    /// Failed with a reason.
+    Failed(String),
+    /// Cancelled by a client.
+    Cancelled,
+}
+
+impl JobStatus {
+    /// True once the job can change no more.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, JobStatus::Completed(_) | JobStatus::Failed(_) | JobStatus::Cancelled)
+    }
+}
+
+/// Per-job timings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobTimings {
+    /// From submit to the first partition starting synthesis.
+    pub queue_wait: Duration,
+    /// Synthesis, summed over partitions.
+    pub synthesis: Duration,
+    /// Device time, summed over partitions.
+    pub device: Duration,
+    /// Assembly and verification.
+    pub verify: Duration,
+    /// From submit to the end.
+    pub total: Duration,
+}
+
+/// What `await` returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobView {
+    /// The job id (the client's request id).
+    pub id: String,
+    /// The kind.
+    pub kind: String,
+    /// The status now.
+    pub status: JobStatus,
+    /// Timings so far.
+    pub timings: JobTimings,
+    /// Devices that proved partitions, by id.
+    pub devices: Vec<String>,
+}
+
+#[derive(Debug)]
+pub(crate) struct JobState {
+    pub status: JobStatus,
+    pub timings: JobTimings,
+    pub parts: Vec<Option<Vec<u8>>>,
+    pub remaining: usize,
+    pub started: bool,
+    pub finished_at: Option<Instant>,
+    pub devices: Vec<String>,
+}
+
+pub(crate) struct Job {
+    pub id: String,
+    pub work: Arc<dyn ProofWork>,
+    pub priority: Priority,
+    pub submitted: Instant,
+    pub cancelled: AtomicBool,
+    pub state: Mutex<JobState>,
+    pub changed: Condvar,
+}
+
+impl Job {
+    pub fn new(id: String, work: Arc<dyn ProofWork>, priority: Priority) -> Arc<Self> {
+        let n = work.partitions();
+        Arc::new(Job {
+            id,
+            work,
+            priority,
+            submitted: Instant::now(),
+            cancelled: AtomicBool::new(false),
+            state: Mutex::new(JobState {
+                status: JobStatus::Queued,
+                timings: JobTimings::default(),
+                parts: vec![None; n],
+                remaining: n,
+                started: false,
+                finished_at: None,
+                devices: Vec::new(),
+            }),
+            changed: Condvar::new(),
+        })
+    }
+
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, JobState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Moves to a terminal status once; later calls change nothing. `account` runs (once,
+    /// under the job's lock) before any waiter can see the new status, so counters are never
+    /// behind what a client observed.
+    pub fn terminate(&self, status: JobStatus, account: impl FnOnce(&JobState)) -> bool {
+        let mut st = self.lock();
+        if st.status.is_terminal() {
+            return false;
+        }
+        st.status = status;
+        st.timings.total = self.submitted.elapsed();
+        st.finished_at = Some(Instant::now());
+        account(&st);
+        drop(st);
+        self.changed.notify_all();
+        true
+    }
+
+    pub fn view(&self) -> JobView {
+        let st = self.lock();
+        JobView {
+            id: self.id.clone(),
+            kind: self.work.kind().to_owned(),
+            status: st.status.clone(),
+            timings: st.timings,
+            devices: st.devices.clone(),
+        }
+    }
+}

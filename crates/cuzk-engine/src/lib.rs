@@ -1,0 +1,38 @@
+//! The cuzk proving engine: jobs, priorities, the partition pipeline across devices, memory
+//! budgets and metrics.
+//!
+//! # What this crate owns
+//!
+//! - **Jobs** ([`Engine::submit`], [`Engine::await_job`], [`Engine::cancel`]): keyed by the
+//!   client's request id (a repeat attaches to the same job; finished results are kept for a
+//!   retention time), with per-job timings. A job is never lost: it completes, fails with a
+//!   reason, or is cancelled.
+//! - **Scheduling**: priority queues for synthesis and for devices, so higher-priority work
+//!   overtakes at partition boundaries; a bounded queue.
+//! - **Devices** ([`Device`]): each owns its lock and VRAM budget; memory is allocated only
+//!   through the lock's guard. [`sim`] has simulated devices that check those invariants
+//!   and inject faults.
+//! - **Memory** ([`MemoryBudget`]): RAII reservations for the host budget.
+//!
+//! It does no cryptography: work arrives as [`ProofWork`] trait objects.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
+
+mod device;
+mod engine;
+mod error;
+mod job;
+mod memory;
+mod metrics;
+mod queue;
+pub mod sim;
+mod work;
+
+pub use device::{Device, DeviceGuard, DeviceInfo, VramAlloc};
+pub use engine::{DeviceStatus, Engine, EngineConfig, EngineStatus, Submitted};
+pub use error::EngineError;
+pub use job::{JobStatus, JobTimings, JobView, Priority};
+pub use memory::{auto_host_budget, MemoryBudget, Reservation};
+pub use metrics::{Histogram, KindMetrics, LATENCY_BUCKETS};
+pub use work::{ProofWork, Synthesized};

@@ -1,0 +1,133 @@
+//! Simulated devices for tests: CPU proving behind the device interface, with invariant
+//! checks and fault injection.
+//!
+//! Several logical [`Device`](crate::Device)s can be configured onto one [`SimPhysical`] to
+//! model a machine where two handles reach the same hardware. The physical device counts
+//! concurrent entries: two at once is a violation (what happened when locks were indexed by
+//! a logical number that did not match the physical device).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cuzk_groth16::blstrs::{G1Projective, G2Projective, Scalar};
+use cuzk_groth16::{
+    CpuBackend, Error, G1Base, G2Base, ParameterSource, Proof, ProveTimings, ProvingAssignment, ProvingBackend,
+};
+
+/// Faults a simulated device injects.
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    /// Fail the Nth proof (1-based) with a device error.
+    pub fail_on_call: Option<usize>,
+    /// Fail every proof.
+    pub always_fail: bool,
+    /// Extra time each proof takes.
+    pub delay: Duration,
+}
+
+/// One simulated piece of hardware.
+#[derive(Debug, Default)]
+pub struct SimPhysical {
+    active: AtomicUsize,
+    violations: AtomicUsize,
+    calls: AtomicUsize,
+    faults: std::sync::Mutex<Faults>,
+    failing: AtomicBool,
+}
+
+impl SimPhysical {
+    /// A simulated device with the given faults.
+    pub fn new(faults: Faults) -> Arc<Self> {
+        let s = SimPhysical::default();
+        *s.faults.lock().unwrap_or_else(|e| e.into_inner()) = faults;
+        Arc::new(s)
+    }
+
+    /// Times two provers were inside this device at once.
+    pub fn violations(&self) -> usize {
+        self.violations.load(Ordering::SeqCst)
+    }
+
+    /// Proofs attempted on this device.
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    /// Replaces the fault plan.
+    pub fn set_faults(&self, f: Faults) {
+        *self.faults.lock().unwrap_or_else(|e| e.into_inner()) = f;
+        self.failing.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A backend proving on the CPU through a simulated device.
+#[derive(Debug)]
+pub struct SimBackend {
+    name: String,
+    physical: Arc<SimPhysical>,
+    cpu: CpuBackend,
+}
+
+impl SimBackend {
+    /// A logical handle named `name` on `physical`.
+    pub fn new(name: impl Into<String>, physical: Arc<SimPhysical>) -> Self {
+        SimBackend {
+            name: name.into(),
+            physical,
+            cpu: CpuBackend::new(),
+        }
+    }
+}
+
+struct Entry<'a>(&'a SimPhysical);
+
+impl Drop for Entry<'_> {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl ProvingBackend for SimBackend {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>, Error> {
+        self.cpu.compute_h(a, b, c)
+    }
+    fn ntt(&self, v: &mut [Scalar], inverse: bool) -> Result<(), Error> {
+        self.cpu.ntt(v, inverse)
+    }
+    fn msm_g1(&self, b: &[G1Base], s: &[Scalar]) -> Result<G1Projective, Error> {
+        self.cpu.msm_g1(b, s)
+    }
+    fn msm_g2(&self, b: &[G2Base], s: &[Scalar]) -> Result<G2Projective, Error> {
+        self.cpu.msm_g2(b, s)
+    }
+
+    fn prove(
+        &self,
+        params: &dyn ParameterSource,
+        assignment: &ProvingAssignment,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<(Proof, ProveTimings), Error> {
+        let p = &self.physical;
+        if p.active.fetch_add(1, Ordering::SeqCst) > 0 {
+            p.violations.fetch_add(1, Ordering::SeqCst);
+        }
+        let _entry = Entry(p);
+        let call = p.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let faults = p.faults.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if !faults.delay.is_zero() {
+            std::thread::sleep(faults.delay);
+        }
+        if faults.always_fail || faults.fail_on_call == Some(call) {
+            return Err(Error::Backend {
+                backend: self.name.clone(),
+                message: format!("injected fault on call {call}"),
+            });
+        }
+        cuzk_groth16::prove_composed(&self.cpu, params, assignment, r, s)
+    }
+}

@@ -1,0 +1,203 @@
+//! The engine under load, faults, cancellation and admission limits, on simulated devices
+//! that prove real Groth16 proofs on the CPU.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{sim_devices, TestWork};
+use cuzk_engine::sim::{Faults, SimBackend, SimPhysical};
+use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, EngineError, JobStatus, Priority};
+use rand::{Rng, SeedableRng};
+
+const KINDS: [&str; 4] = ["porep", "snap", "window-post", "winning-post"];
+
+fn cfg(workers: usize) -> EngineConfig {
+    EngineConfig {
+        queue_capacity: 1000,
+        synthesis_threads: 2,
+        workers_per_device: workers,
+        retention: Duration::from_secs(60),
+        host_budget: 64 << 20,
+    }
+}
+
+#[test]
+fn mixed_load_on_1_2_4_8_devices_loses_nothing_and_breaks_no_invariant() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let mut total = 0;
+    for (n_dev, workers, jobs) in [(1, 1, 50), (2, 2, 50), (4, 3, 50), (8, 2, 50)] {
+        let (devs, phys) = sim_devices(n_dev, Faults::default());
+        let engine = Engine::start(cfg(workers), devs).unwrap();
+        let mut ids = Vec::new();
+        for j in 0..jobs {
+            let kind = KINDS[rng.gen_range(0..4)];
+            let prio = [None, Some(Priority::Low), Some(Priority::High)][rng.gen_range(0..3)];
+            let id = format!("{n_dev}-{j}");
+            engine.submit(&id, TestWork::new(kind, rng.gen_range(1..=3)), prio).unwrap();
+            ids.push(id);
+        }
+        for id in &ids {
+            let v = engine.await_job(id, Some(Duration::from_secs(300))).unwrap();
+            assert!(matches!(v.status, JobStatus::Completed(ref p) if !p.is_empty() && p.len() % 192 == 0), "{id}: {:?}", v.status);
+        }
+        total += ids.len();
+        assert!(phys.iter().all(|p| p.violations() == 0), "two guards entered one device");
+        let st = engine.status();
+        let completed: u64 = st.metrics.values().map(|m| m.completed).sum();
+        assert_eq!(completed as usize, jobs);
+        if n_dev > 1 {
+            assert!(st.devices.iter().filter(|d| !d.busy.is_zero()).count() >= 2, "work spread over devices");
+        }
+        assert_eq!(st.host_memory.0, 0, "host memory returned");
+        engine.shutdown(Duration::from_secs(1), false);
+    }
+    assert!(total >= 200);
+}
+
+/// DESIGN section 1: locks indexed by a logical number while two logical handles reached one
+/// physical GPU let two workers onto that GPU at once. The simulated device must catch it.
+#[test]
+fn regression_lock_by_logical_index_on_shared_physical_device_is_caught() {
+    let slow = Faults { delay: Duration::from_millis(30), ..Faults::default() };
+    let physical = SimPhysical::new(slow.clone());
+    // The broken design: two handles, two locks, one piece of hardware.
+    let logical: Vec<_> = (0..2)
+        .map(|i| {
+            let info = DeviceInfo { id: format!("logical:{i}"), name: "sim".into(), memory_total: 1 << 30 };
+            Device::new(info, Arc::new(SimBackend::new(format!("logical:{i}"), physical.clone())), 1 << 30)
+        })
+        .collect();
+    let engine = Engine::start(cfg(1), logical).unwrap();
+    for j in 0..12 {
+        engine.submit(&format!("bug-{j}"), TestWork::new("porep", 1), None).unwrap();
+    }
+    for j in 0..12 {
+        engine.await_job(&format!("bug-{j}"), None).unwrap();
+    }
+    assert!(physical.violations() > 0, "the simulator must detect two guards on one device");
+    engine.shutdown(Duration::from_secs(1), false);
+
+    // Our design: one device object per physical device, its own lock, two workers.
+    let (devs, phys) = sim_devices(1, slow);
+    let engine = Engine::start(cfg(2), devs).unwrap();
+    for j in 0..12 {
+        engine.submit(&format!("ok-{j}"), TestWork::new("porep", 1), None).unwrap();
+    }
+    for j in 0..12 {
+        assert!(matches!(engine.await_job(&format!("ok-{j}"), None).unwrap().status, JobStatus::Completed(_)));
+    }
+    assert_eq!(phys[0].violations(), 0);
+    engine.shutdown(Duration::from_secs(1), false);
+}
+
+#[test]
+fn cancel_queued_and_running_jobs_and_await_timeout() {
+    let (devs, _) = sim_devices(1, Faults { delay: Duration::from_millis(200), ..Faults::default() });
+    let mut c = cfg(1);
+    c.synthesis_threads = 1;
+    // Room for two synthesized partitions: synthesis waits on memory, so the second job
+    // stays queued behind the first.
+    c.host_budget = 2 << 20;
+    let engine = Engine::start(c, devs).unwrap();
+    engine.submit("running", TestWork::new("porep", 4), None).unwrap();
+    engine.submit("queued", TestWork::new("porep", 1), Some(Priority::Low)).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // Await with a short timeout returns the job still in progress.
+    let v = engine.await_job("running", Some(Duration::from_millis(10))).unwrap();
+    assert!(!v.status.is_terminal());
+    assert!(!engine.cancel("queued").unwrap(), "queued job had not started");
+    assert!(engine.cancel("running").unwrap(), "running job had started");
+    assert_eq!(engine.await_job("running", None).unwrap().status, JobStatus::Cancelled);
+    assert_eq!(engine.await_job("queued", None).unwrap().status, JobStatus::Cancelled);
+    assert!(matches!(engine.cancel("nope"), Err(EngineError::NotFound(_))));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(engine.status().host_memory.0, 0, "cancelled partitions freed their memory");
+    // The engine keeps serving.
+    engine.submit("after", TestWork::new("porep", 1), None).unwrap();
+    assert!(matches!(engine.await_job("after", None).unwrap().status, JobStatus::Completed(_)));
+    engine.shutdown(Duration::from_secs(1), false);
+}
+
+#[test]
+fn duplicate_request_ids_attach_and_finished_results_are_kept() {
+    let (devs, _) = sim_devices(1, Faults::default());
+    let engine = Engine::start(cfg(1), devs).unwrap();
+    let a = engine.submit("same", TestWork::new("snap", 2), None).unwrap();
+    let b = engine.submit("same", TestWork::new("snap", 2), None).unwrap();
+    assert!(!a.attached && b.attached);
+    let done = engine.await_job("same", None).unwrap();
+    let again = engine.submit("same", TestWork::new("snap", 2), None).unwrap();
+    assert!(again.attached);
+    assert_eq!(engine.await_job("same", None).unwrap().status, done.status);
+    assert_eq!(engine.status().metrics["snap"].completed, 1, "proved once");
+    engine.shutdown(Duration::from_secs(1), false);
+}
+
+#[test]
+fn a_full_queue_refuses_and_a_partition_larger_than_the_budget_is_an_error() {
+    let (devs, _) = sim_devices(1, Faults { delay: Duration::from_millis(100), ..Faults::default() });
+    let mut c = cfg(1);
+    c.queue_capacity = 2;
+    let engine = Engine::start(c, devs).unwrap();
+    engine.submit("a", TestWork::new("porep", 1), None).unwrap();
+    engine.submit("b", TestWork::new("porep", 1), None).unwrap();
+    assert!(matches!(engine.submit("c", TestWork::new("porep", 1), None), Err(EngineError::QueueFull(_))));
+    let huge = Arc::new(common::TestWork {
+        kind: "porep",
+        parts: 1,
+        host_bytes: 1 << 40,
+        device_bytes: 1,
+        synth_delay: Duration::ZERO,
+    });
+    engine.await_job("a", None).unwrap();
+    engine.await_job("b", None).unwrap();
+    assert!(matches!(engine.submit("huge", huge, None), Err(EngineError::TooLarge(_))));
+    assert!(matches!(engine.submit("", TestWork::new("porep", 1), None), Err(EngineError::Invalid(_))));
+    engine.shutdown(Duration::from_secs(1), false);
+}
+
+#[test]
+fn device_faults_are_retried_elsewhere_and_total_failure_is_reported() {
+    let (devs, phys) = sim_devices(2, Faults::default());
+    phys[0].set_faults(Faults { always_fail: true, ..Faults::default() });
+    let engine = Engine::start(cfg(1), devs).unwrap();
+    for j in 0..6 {
+        engine.submit(&format!("f{j}"), TestWork::new("porep", 1), None).unwrap();
+    }
+    for j in 0..6 {
+        let v = engine.await_job(&format!("f{j}"), None).unwrap();
+        assert!(matches!(v.status, JobStatus::Completed(_)), "{:?}", v.status);
+    }
+    assert!(engine.status().metrics["porep"].retries >= 1);
+    phys[1].set_faults(Faults { always_fail: true, ..Faults::default() });
+    engine.submit("doomed", TestWork::new("porep", 1), None).unwrap();
+    match engine.await_job("doomed", None).unwrap().status {
+        JobStatus::Failed(r) => assert!(r.contains("injected fault"), "{r}"),
+        s => panic!("expected failure, got {s:?}"),
+    }
+    for p in &phys {
+        p.set_faults(Faults::default());
+    }
+    engine.submit("recovered", TestWork::new("porep", 1), None).unwrap();
+    assert!(matches!(engine.await_job("recovered", None).unwrap().status, JobStatus::Completed(_)));
+    engine.shutdown(Duration::from_secs(1), false);
+}
+
+#[test]
+fn critical_work_overtakes_queued_low_priority_partitions() {
+    let (devs, _) = sim_devices(1, Faults { delay: Duration::from_millis(50), ..Faults::default() });
+    let mut c = cfg(1);
+    c.synthesis_threads = 1;
+    let engine = Engine::start(c, devs).unwrap();
+    engine.submit("bulk", TestWork::new("porep", 12), Some(Priority::Low)).unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    engine.submit("winning", TestWork::new("winning-post", 1), None).unwrap();
+    let w = engine.await_job("winning", None).unwrap();
+    assert!(matches!(w.status, JobStatus::Completed(_)));
+    let bulk = engine.await_job("bulk", Some(Duration::ZERO)).unwrap();
+    assert!(!bulk.status.is_terminal(), "winning finished while the bulk job still had partitions");
+    engine.await_job("bulk", None).unwrap();
+    engine.shutdown(Duration::from_secs(1), false);
+}
