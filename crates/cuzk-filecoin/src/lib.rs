@@ -9,6 +9,8 @@
 //!   from vanilla partition proofs.
 //! - Circuit shapes and their parameter file names ([`CircuitSpec`]).
 //!
+//! - [`FilecoinWork`]: a plan as engine work, partition by partition.
+//!
 //! It does no scheduling: the engine decides where partitions are synthesized and proved.
 
 #![forbid(unsafe_code)]
@@ -21,6 +23,7 @@ pub mod fixtures;
 pub mod plan;
 mod prove;
 mod store;
+mod work;
 pub mod registry;
 mod request;
 pub mod verify;
@@ -30,6 +33,7 @@ pub use decode::decode_c1_for_filecoin_proofs;
 pub use error::{Error, InputError, Result};
 pub use plan::{plan, ProofPlan, Synthesized};
 pub use prove::{prove_plan, ProofOutput, ProveOptions, StageTimings};
+pub use work::FilecoinWork;
 pub use store::{bind_filecoin_parameter_dir, CircuitStore, DEFAULT_PARAMETER_DIR};
 pub use registry::{PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
 pub use request::ProofRequest;

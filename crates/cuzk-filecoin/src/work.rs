@@ -1,0 +1,100 @@
+//! A proof plan as engine work: partitions synthesized on the CPU pool, proved on whichever
+//! device the engine hands over, assembled and verified with filecoin-proofs.
+
+use std::sync::Arc;
+
+use cuzk_engine::{DeviceGuard, ProofWork, Synthesized};
+use cuzk_groth16::{Pce, ProvingAssignment};
+
+use crate::error::Result;
+use crate::plan::{guard, ProofPlan};
+use crate::store::CircuitStore;
+use crate::verify::verify_assembled;
+
+/// One Filecoin proof as engine work.
+pub struct FilecoinWork {
+    plan: Arc<dyn ProofPlan>,
+    store: Arc<CircuitStore>,
+    pce: Option<Arc<Pce>>,
+    host_bytes: u64,
+    device_bytes: u64,
+}
+
+impl std::fmt::Debug for FilecoinWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilecoinWork").field("kind", &self.plan.kind()).finish_non_exhaustive()
+    }
+}
+
+impl FilecoinWork {
+    /// Work for `plan`, with circuits from `store` (PCE extracted or loaded now, so its size
+    /// sets the memory estimates).
+    pub fn new(plan: Arc<dyn ProofPlan>, store: Arc<CircuitStore>, use_pce: bool) -> Result<Self> {
+        let pce = store.pce(plan.circuit())?;
+        let s = pce.stats();
+        let domain = s.num_constraints.next_power_of_two() as u64;
+        let scalars = 3 * s.num_constraints as u64 + (s.num_inputs + s.num_aux) as u64;
+        Ok(FilecoinWork {
+            host_bytes: scalars * 32,
+            // a, b, c over the domain, plus the MSM scalars.
+            device_bytes: (3 * domain + s.num_aux as u64) * 32,
+            pce: use_pce.then_some(pce),
+            plan,
+            store,
+        })
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Arc<dyn ProofPlan> {
+        &self.plan
+    }
+}
+
+impl ProofWork for FilecoinWork {
+    fn kind(&self) -> &str {
+        self.plan.kind().name()
+    }
+
+    fn partitions(&self) -> usize {
+        self.plan.partitions()
+    }
+
+    fn host_bytes_per_partition(&self) -> u64 {
+        self.host_bytes
+    }
+
+    fn device_bytes_per_partition(&self) -> u64 {
+        self.device_bytes
+    }
+
+    fn synthesize(&self, k: usize) -> Result<Synthesized, String> {
+        let syn = guard(|| self.plan.synthesize(k, self.pce.as_deref())).map_err(|e| e.to_string())?;
+        Ok(Box::new(syn.assignment))
+    }
+
+    fn prove(&self, k: usize, synthesized: &Synthesized, device: &DeviceGuard<'_>) -> Result<Vec<u8>, String> {
+        let pa = synthesized
+            .downcast_ref::<ProvingAssignment>()
+            .ok_or("partition was not synthesized by this work")?;
+        let params = self.store.params(self.plan.circuit()).map_err(|e| e.to_string())?;
+        let _mem = device
+            .alloc(&format!("{} partition {k}", self.kind()), self.device_bytes)
+            .map_err(|e| e.to_string())?;
+        let mut rng = rand::rngs::OsRng;
+        let (r, s) = (
+            <blstrs::Scalar as ff::Field>::random(&mut rng),
+            <blstrs::Scalar as ff::Field>::random(&mut rng),
+        );
+        let (proof, _) = device
+            .backend()
+            .prove(params.as_ref(), pa, r, s)
+            .map_err(|e| e.to_string())?;
+        Ok(proof.to_bytes().to_vec())
+    }
+
+    fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, String> {
+        let proof = partitions.concat();
+        verify_assembled(self.plan.as_ref(), &proof).map_err(|e| e.to_string())?;
+        Ok(proof)
+    }
+}
