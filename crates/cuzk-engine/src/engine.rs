@@ -11,7 +11,7 @@
 //! A partition that fails on a device is retried once, on another device when there is one.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -37,6 +37,9 @@ pub struct EngineConfig {
     pub retention: Duration,
     /// Host memory for synthesized partitions, bytes.
     pub host_budget: u64,
+    /// Overlap synthesis with proving. Off, a partition is synthesized only when no other
+    /// partition is waiting for or on a device (for comparison in benchmarks).
+    pub pipeline: bool,
 }
 
 impl Default for EngineConfig {
@@ -47,6 +50,7 @@ impl Default for EngineConfig {
             workers_per_device: 2,
             retention: Duration::from_secs(600),
             host_budget: crate::memory::auto_host_budget(2 << 30),
+            pipeline: true,
         }
     }
 }
@@ -96,6 +100,7 @@ struct SynthItem {
 }
 
 struct DeviceItem {
+    _in_flight: InFlight,
     job: Arc<Job>,
     k: usize,
     synth: Synthesized,
@@ -114,6 +119,8 @@ struct Inner {
     metrics: Metrics,
     accepting: AtomicBool,
     started: Instant,
+    /// Partitions synthesized and not yet done on a device.
+    in_flight: AtomicUsize,
 }
 
 /// The proving engine.
@@ -149,6 +156,7 @@ impl Engine {
             metrics: Metrics::default(),
             accepting: AtomicBool::new(true),
             started: Instant::now(),
+            in_flight: AtomicUsize::new(0),
         });
         let mut threads = Vec::new();
         for i in 0..inner.cfg.synthesis_threads {
@@ -363,8 +371,25 @@ impl Inner {
     }
 }
 
-fn synthesis_loop(inner: &Inner) {
-    while let Some(SynthItem { job, k }) = inner.synth_q.pop(|_| true) {
+/// Counts a partition between synthesis and the end of its device work.
+struct InFlight(Arc<Inner>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn synthesis_loop(inner: &Arc<Inner>) {
+    loop {
+        if !inner.cfg.pipeline {
+            while inner.in_flight.load(Ordering::SeqCst) > 0 && inner.accepting.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let Some(SynthItem { job, k }) = inner.synth_q.pop(|_| true) else {
+            return;
+        };
         if job.is_cancelled() || job.lock().status.is_terminal() {
             continue;
         }
@@ -391,6 +416,10 @@ fn synthesis_loop(inner: &Inner) {
             Ok(synth) => inner.device_q.push(
                 job.priority,
                 DeviceItem {
+                    _in_flight: {
+                        inner.in_flight.fetch_add(1, Ordering::SeqCst);
+                        InFlight(inner.clone())
+                    },
                     job,
                     k,
                     synth,
@@ -412,6 +441,17 @@ fn device_loop(inner: &Inner, device: &Arc<Device>) {
             continue;
         }
         let guard = device.lock();
+        // While this worker waited for the lock, higher-priority work may have arrived: it
+        // goes first, and this item goes back to the front of its priority.
+        let accept = |i: &DeviceItem| i.excluded.as_deref() != Some(id.as_str());
+        if let Some(better) = inner.device_q.pop_higher(job.priority, accept) {
+            inner.device_q.requeue(job.priority, item);
+            item = better;
+        }
+        let job = item.job.clone();
+        if job.is_cancelled() || job.lock().status.is_terminal() {
+            continue;
+        }
         guard.set_job(Some((job.id.clone(), job.work.kind().to_owned())));
         let t = Instant::now();
         let res = job.work.prove(item.k, &item.synth, &guard);

@@ -7,8 +7,10 @@ use std::time::Duration;
 use crate::job::Priority;
 
 struct State<T> {
-    items: Vec<(Priority, u64, T)>,
-    seq: u64,
+    items: Vec<(Priority, i64, T)>,
+    /// Next sequence number at the back (increasing) and at the front (decreasing).
+    back: i64,
+    front: i64,
     closed: bool,
 }
 
@@ -22,7 +24,8 @@ impl<T> WorkQueue<T> {
         WorkQueue {
             state: Mutex::new(State {
                 items: Vec::new(),
-                seq: 0,
+                back: 0,
+                front: -1,
                 closed: false,
             }),
             cv: Condvar::new(),
@@ -35,11 +38,37 @@ impl<T> WorkQueue<T> {
 
     pub fn push(&self, p: Priority, item: T) {
         let mut st = self.lock();
-        let seq = st.seq;
-        st.seq += 1;
+        let seq = st.back;
+        st.back += 1;
         st.items.push((p, seq, item));
         drop(st);
         self.cv.notify_all();
+    }
+
+    /// Puts an item back ahead of everything of its priority.
+    pub fn requeue(&self, p: Priority, item: T) {
+        let mut st = self.lock();
+        let seq = st.front;
+        st.front -= 1;
+        st.items.push((p, seq, item));
+        drop(st);
+        self.cv.notify_all();
+    }
+
+    /// The best item `accept` takes whose priority is above `than`, without waiting.
+    pub fn pop_higher(&self, than: Priority, accept: impl Fn(&T) -> bool) -> Option<T> {
+        let mut st = self.lock();
+        let best = Self::best(&st.items, |p, t| p > than && accept(t))?;
+        Some(st.items.swap_remove(best).2)
+    }
+
+    fn best(items: &[(Priority, i64, T)], accept: impl Fn(Priority, &T) -> bool) -> Option<usize> {
+        items
+            .iter()
+            .enumerate()
+            .filter(|(_, (p, _, t))| accept(*p, t))
+            .max_by(|(_, a), (_, b)| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+            .map(|(i, _)| i)
     }
 
     /// The best item `accept` takes, waiting for one; `None` once closed.
@@ -49,14 +78,7 @@ impl<T> WorkQueue<T> {
             if st.closed {
                 return None;
             }
-            let best = st
-                .items
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, _, t))| accept(t))
-                .max_by(|(_, a), (_, b)| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
-                .map(|(i, _)| i);
-            if let Some(i) = best {
+            if let Some(i) = Self::best(&st.items, |_, t| accept(t)) {
                 return Some(st.items.swap_remove(i).2);
             }
             st = self

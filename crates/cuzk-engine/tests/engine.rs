@@ -20,6 +20,7 @@ fn cfg(workers: usize) -> EngineConfig {
         workers_per_device: workers,
         retention: Duration::from_secs(60),
         host_budget: 64 << 20,
+        pipeline: true,
     }
 }
 
@@ -150,6 +151,7 @@ fn a_full_queue_refuses_and_a_partition_larger_than_the_budget_is_an_error() {
         host_bytes: 1 << 40,
         device_bytes: 1,
         synth_delay: Duration::ZERO,
+        log: None,
     });
     engine.await_job("a", None).unwrap();
     engine.await_job("b", None).unwrap();
@@ -199,5 +201,24 @@ fn critical_work_overtakes_queued_low_priority_partitions() {
     let bulk = engine.await_job("bulk", Some(Duration::ZERO)).unwrap();
     assert!(!bulk.status.is_terminal(), "winning finished while the bulk job still had partitions");
     engine.await_job("bulk", None).unwrap();
+    engine.shutdown(Duration::from_secs(1), false);
+}
+
+/// With two workers on one device, one worker already holds the next low-priority partition
+/// while waiting for the lock; critical work arriving then must still go next.
+#[test]
+fn critical_work_is_not_stuck_behind_a_worker_already_waiting_for_the_device() {
+    let (devs, _) = sim_devices(1, Faults { delay: Duration::from_millis(150), ..Faults::default() });
+    let engine = Engine::start(cfg(2), devs).unwrap();
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    engine.submit("bulk", TestWork::logged("porep", 10, "bulk", &log), Some(Priority::Low)).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let before = log.lock().unwrap().len();
+    engine.submit("winning", TestWork::logged("winning-post", 1, "winning", &log), None).unwrap();
+    engine.await_job("winning", None).unwrap();
+    engine.await_job("bulk", None).unwrap();
+    let log = log.lock().unwrap();
+    let pos = log.iter().skip(before).position(|l| l == "winning").unwrap();
+    assert!(pos <= 1, "winning proved after {pos} more bulk partitions: {log:?}");
     engine.shutdown(Duration::from_secs(1), false);
 }

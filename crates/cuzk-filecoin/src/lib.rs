@@ -34,6 +34,6 @@ pub use error::{Error, InputError, Result};
 pub use plan::{plan, ProofPlan, Synthesized};
 pub use prove::{prove_plan, ProofOutput, ProveOptions, StageTimings};
 pub use work::FilecoinWork;
-pub use store::{bind_filecoin_parameter_dir, CircuitStore, DEFAULT_PARAMETER_DIR};
+pub use store::{bind_filecoin_parameter_dir, CircuitStore, SrsEntry, Tier, DEFAULT_PARAMETER_DIR};
 pub use registry::{PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
 pub use request::ProofRequest;

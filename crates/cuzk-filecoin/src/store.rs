@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
+use cuzk_engine::{MemoryBudget, Reservation};
 use cuzk_groth16::{Parameters, Pce, PointCheck};
 
 use crate::circuit::CircuitSpec;
@@ -46,14 +48,109 @@ pub fn bind_filecoin_parameter_dir(dir: &Path, parent_cache: Option<&Path>) -> R
     Ok(())
 }
 
+/// Where a circuit's parameters are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// In host memory.
+    Hot,
+    /// Only on disk.
+    Cold,
+}
+
+/// One circuit's parameters, for status pages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SrsEntry {
+    /// Short id ("porep-2k").
+    pub srs_id: String,
+    /// storage-proofs' identifier.
+    pub identifier: String,
+    /// Where they are.
+    pub tier: Tier,
+    /// Bytes (file size when cold).
+    pub bytes: u64,
+    /// Jobs holding them now.
+    pub refs: usize,
+}
+
+struct Entry<T> {
+    value: Arc<T>,
+    srs_id: String,
+    bytes: u64,
+    last_used: Instant,
+    _mem: Option<Reservation>,
+}
+
+/// Values kept in memory, charged to a budget, evicted least-recently-used first when
+/// nothing else holds them.
+struct Resident<T> {
+    entries: Mutex<HashMap<String, Entry<T>>>,
+}
+
+impl<T> Resident<T> {
+    fn new() -> Self {
+        Resident {
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn get(&self, id: &str) -> Option<Arc<T>> {
+        let mut m = lock(&self.entries);
+        let e = m.get_mut(id)?;
+        e.last_used = Instant::now();
+        Some(e.value.clone())
+    }
+
+    /// Drops the least recently used entry nobody else holds; false when there is none.
+    fn evict_one(&self) -> bool {
+        let mut m = lock(&self.entries);
+        let victim = m
+            .iter()
+            .filter(|(_, e)| Arc::strong_count(&e.value) == 1)
+            .min_by_key(|(_, e)| e.last_used)
+            .map(|(k, _)| k.clone());
+        victim.map(|k| m.remove(&k)).is_some()
+    }
+
+    fn remove(&self, id: &str) -> Option<u64> {
+        lock(&self.entries).remove(id).map(|e| e.bytes)
+    }
+
+    fn insert(&self, id: &str, srs_id: String, value: Arc<T>, bytes: u64, mem: Option<Reservation>) {
+        lock(&self.entries).insert(
+            id.to_owned(),
+            Entry {
+                value,
+                srs_id,
+                bytes,
+                last_used: Instant::now(),
+                _mem: mem,
+            },
+        );
+    }
+}
+
 /// Loaded parameters and PCEs, keyed by circuit identifier.
-#[derive(Debug)]
+///
+/// With a memory budget, every loaded entry holds a reservation of its size; when a load does
+/// not fit, unreferenced entries are evicted least-recently-used first, and when that is not
+/// enough the load fails (it never waits: the budget may be held by partitions that wait for
+/// these very parameters).
 pub struct CircuitStore {
     params_dir: PathBuf,
     pce_dir: PathBuf,
     check: PointCheck,
-    params: Mutex<HashMap<String, Arc<Parameters>>>,
-    pces: Mutex<HashMap<String, Arc<Pce>>>,
+    budget: Option<Arc<MemoryBudget>>,
+    params: Resident<Parameters>,
+    pces: Resident<Pce>,
+}
+
+impl std::fmt::Debug for CircuitStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CircuitStore")
+            .field("params_dir", &self.params_dir)
+            .field("pce_dir", &self.pce_dir)
+            .finish_non_exhaustive()
+    }
 }
 
 impl CircuitStore {
@@ -63,9 +160,16 @@ impl CircuitStore {
             params_dir: params_dir.into(),
             pce_dir: cache_dir.join("pce"),
             check: PointCheck::OnCurve,
-            params: Mutex::new(HashMap::new()),
-            pces: Mutex::new(HashMap::new()),
+            budget: None,
+            params: Resident::new(),
+            pces: Resident::new(),
         }
+    }
+
+    /// Charges what this store loads to `budget`.
+    pub fn with_budget(mut self, budget: Arc<MemoryBudget>) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// The parameter directory.
@@ -83,38 +187,84 @@ impl CircuitStore {
         self.pce_dir.join(spec.pce_file_name())
     }
 
+    fn reserve(&self, spec: &CircuitSpec, bytes: u64) -> Result<Option<Reservation>> {
+        let Some(b) = &self.budget else {
+            return Ok(None);
+        };
+        loop {
+            let got = b.try_acquire(bytes).map_err(|e| Error::Params {
+                circuit: spec.srs_id(),
+                path: self.params_path(spec),
+                reason: e.to_string(),
+            })?;
+            if let Some(r) = got {
+                return Ok(Some(r));
+            }
+            if !self.params.evict_one() && !self.pces.evict_one() {
+                return Err(Error::Params {
+                    circuit: spec.srs_id(),
+                    path: self.params_path(spec),
+                    reason: format!(
+                        "{bytes} bytes do not fit the host budget now ({} of {} in use, nothing evictable)",
+                        b.used(),
+                        b.total()
+                    ),
+                });
+            }
+        }
+    }
+
     /// The circuit's parameters, read on first use.
     pub fn params(&self, spec: &CircuitSpec) -> Result<Arc<Parameters>> {
-        if let Some(p) = lock(&self.params).get(&spec.identifier) {
-            return Ok(p.clone());
+        if let Some(p) = self.params.get(&spec.identifier) {
+            return Ok(p);
         }
         let path = self.params_path(spec);
-        if !path.exists() {
-            return Err(Error::Params {
+        let bytes = std::fs::metadata(&path)
+            .map_err(|_| Error::Params {
                 circuit: spec.srs_id(),
-                path,
+                path: path.clone(),
                 reason: "parameter file not found".into(),
-            });
-        }
+            })?
+            .len();
+        let mem = self.reserve(spec, bytes)?;
         let p = Arc::new(Parameters::read_file(&path, self.check)?);
-        lock(&self.params).insert(spec.identifier.clone(), p.clone());
+        self.params.insert(&spec.identifier, spec.srs_id(), p.clone(), bytes, mem);
         Ok(p)
     }
 
     /// Whether the circuit's parameters are in memory.
     pub fn params_loaded(&self, spec: &CircuitSpec) -> bool {
-        lock(&self.params).contains_key(&spec.identifier)
+        self.params.get(&spec.identifier).is_some()
     }
 
-    /// Drops the circuit's parameters from memory; true when they were loaded.
-    pub fn evict_params(&self, spec: &CircuitSpec) -> bool {
-        lock(&self.params).remove(&spec.identifier).is_some()
+    /// Drops the circuit's parameters from memory (jobs holding them keep their copy);
+    /// returns the bytes freed, if they were loaded.
+    pub fn evict_params(&self, spec: &CircuitSpec) -> Option<u64> {
+        self.params.remove(&spec.identifier)
+    }
+
+    /// Loaded parameters.
+    pub fn srs_status(&self) -> Vec<SrsEntry> {
+        let m = lock(&self.params.entries);
+        let mut v: Vec<SrsEntry> = m
+            .iter()
+            .map(|(id, e)| SrsEntry {
+                srs_id: e.srs_id.clone(),
+                identifier: id.clone(),
+                tier: Tier::Hot,
+                bytes: e.bytes,
+                refs: Arc::strong_count(&e.value) - 1,
+            })
+            .collect();
+        v.sort_by(|a, b| a.srs_id.cmp(&b.srs_id));
+        v
     }
 
     /// The circuit's PCE: from memory, else from disk, else extracted (and saved).
     pub fn pce(&self, spec: &CircuitSpec) -> Result<Arc<Pce>> {
-        if let Some(p) = lock(&self.pces).get(&spec.identifier) {
-            return Ok(p.clone());
+        if let Some(p) = self.pces.get(&spec.identifier) {
+            return Ok(p);
         }
         let path = self.pce_path(spec);
         let pce = match Pce::load(&path, Some(&spec.identifier)) {
@@ -126,8 +276,10 @@ impl CircuitStore {
                 p
             }
         };
+        let bytes = pce.stats().bytes as u64;
+        let mem = self.reserve(spec, bytes)?;
         let pce = Arc::new(pce);
-        lock(&self.pces).insert(spec.identifier.clone(), pce.clone());
+        self.pces.insert(&spec.identifier, spec.srs_id(), pce.clone(), bytes, mem);
         Ok(pce)
     }
 }

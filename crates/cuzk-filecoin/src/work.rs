@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cuzk_engine::{DeviceGuard, ProofWork, Synthesized};
-use cuzk_groth16::{Pce, ProvingAssignment};
+use cuzk_groth16::{Parameters, Pce, ProvingAssignment};
 
 use crate::error::Result;
 use crate::plan::{guard, ProofPlan};
@@ -14,7 +14,7 @@ use crate::verify::verify_assembled;
 /// One Filecoin proof as engine work.
 pub struct FilecoinWork {
     plan: Arc<dyn ProofPlan>,
-    store: Arc<CircuitStore>,
+    params: Arc<Parameters>,
     pce: Option<Arc<Pce>>,
     host_bytes: u64,
     device_bytes: u64,
@@ -27,10 +27,12 @@ impl std::fmt::Debug for FilecoinWork {
 }
 
 impl FilecoinWork {
-    /// Work for `plan`, with circuits from `store` (PCE extracted or loaded now, so its size
-    /// sets the memory estimates).
-    pub fn new(plan: Arc<dyn ProofPlan>, store: Arc<CircuitStore>, use_pce: bool) -> Result<Self> {
+    /// Work for `plan`, with circuits from `store`. Parameters and PCE are loaded (or
+    /// extracted) now and held until the work is dropped, so they cannot be evicted under a
+    /// running job and a missing file is an error at submit.
+    pub fn new(plan: Arc<dyn ProofPlan>, store: &CircuitStore, use_pce: bool) -> Result<Self> {
         let pce = store.pce(plan.circuit())?;
+        let params = store.params(plan.circuit())?;
         let s = pce.stats();
         let domain = s.num_constraints.next_power_of_two() as u64;
         let scalars = 3 * s.num_constraints as u64 + (s.num_inputs + s.num_aux) as u64;
@@ -40,7 +42,7 @@ impl FilecoinWork {
             device_bytes: (3 * domain + s.num_aux as u64) * 32,
             pce: use_pce.then_some(pce),
             plan,
-            store,
+            params,
         })
     }
 
@@ -76,7 +78,7 @@ impl ProofWork for FilecoinWork {
         let pa = synthesized
             .downcast_ref::<ProvingAssignment>()
             .ok_or("partition was not synthesized by this work")?;
-        let params = self.store.params(self.plan.circuit()).map_err(|e| e.to_string())?;
+        let params = &self.params;
         let _mem = device
             .alloc(&format!("{} partition {k}", self.kind()), self.device_bytes)
             .map_err(|e| e.to_string())?;

@@ -29,6 +29,7 @@ fn filecoin_kinds_through_the_engine_on_two_simulated_devices() {
         workers_per_device: 2,
         retention: Duration::from_secs(60),
         host_budget: 4 << 30,
+        pipeline: true,
     };
     let engine = Engine::start(cfg, devices).unwrap();
     let mut ids = Vec::new();
@@ -42,7 +43,7 @@ fn filecoin_kinds_through_the_engine_on_two_simulated_devices() {
     ];
     for (i, kind) in kinds.into_iter().enumerate() {
         let p = plan(&f.manifest.request(&f.dir, kind).unwrap()).unwrap();
-        let work = Arc::new(FilecoinWork::new(p, store.clone(), true).unwrap());
+        let work = Arc::new(FilecoinWork::new(p, &store, true).unwrap());
         let id = format!("{kind}-{i}");
         engine.submit(&id, work, None).unwrap();
         ids.push(id);

@@ -67,3 +67,27 @@ fn wrapped_c1_plans_the_same_proof() {
     assert_eq!(plain.partitions(), wrapped.partitions());
     assert_eq!(plain.public_inputs(0).unwrap(), wrapped.public_inputs(0).unwrap());
 }
+
+#[test]
+fn parameters_are_charged_to_the_budget_and_evicted_least_recently_used_when_unreferenced() {
+    use cuzk_filecoin::{CircuitSpec, CircuitStore, SectorSize, Tier};
+    let f = fixtures();
+    let win = CircuitSpec::of(ProofKind::WinningPoSt, SectorSize::S2KiB).unwrap();
+    let win_bytes = std::fs::metadata(f.dir.join("params").join(win.params_file_name())).unwrap().len();
+    let window = CircuitSpec::of(ProofKind::WindowPoSt, SectorSize::S2KiB).unwrap();
+    // Room for the WinningPoSt parameters and little else.
+    let budget = cuzk_engine::MemoryBudget::new("host", win_bytes + 1000);
+    let store = CircuitStore::new(f.dir.join("params"), &f.dir.join("cache")).with_budget(budget.clone());
+    let held = store.params(&win).unwrap();
+    assert_eq!(budget.used(), win_bytes);
+    let st = store.srs_status();
+    assert_eq!((st.len(), st[0].tier, st[0].refs), (1, Tier::Hot, 1));
+    let err = store.params(&window).unwrap_err();
+    assert!(err.to_string().contains("nothing evictable"), "{err}");
+    drop(held);
+    store.params(&window).unwrap();
+    assert!(!store.params_loaded(&win), "unreferenced entry evicted");
+    assert!(store.params_loaded(&window));
+    assert!(store.evict_params(&window).is_some());
+    assert_eq!(budget.used(), 0);
+}

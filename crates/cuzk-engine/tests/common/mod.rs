@@ -38,11 +38,24 @@ pub struct TestWork {
     pub host_bytes: u64,
     pub device_bytes: u64,
     pub synth_delay: Duration,
+    /// Appends `label` each time a partition is proved.
+    pub log: Option<(String, Arc<std::sync::Mutex<Vec<String>>>)>,
 }
 
 impl TestWork {
     pub fn new(kind: &'static str, parts: usize) -> Arc<Self> {
-        Arc::new(TestWork { kind, parts, host_bytes: 1 << 20, device_bytes: 1 << 20, synth_delay: Duration::ZERO })
+        Arc::new(TestWork { kind, parts, host_bytes: 1 << 20, device_bytes: 1 << 20, synth_delay: Duration::ZERO, log: None })
+    }
+
+    pub fn logged(kind: &'static str, parts: usize, label: &str, log: &Arc<std::sync::Mutex<Vec<String>>>) -> Arc<Self> {
+        Arc::new(TestWork {
+            kind,
+            parts,
+            host_bytes: 1 << 20,
+            device_bytes: 1 << 20,
+            synth_delay: Duration::ZERO,
+            log: Some((label.to_owned(), log.clone())),
+        })
     }
 }
 
@@ -71,6 +84,9 @@ impl ProofWork for TestWork {
         let mut rng = rand::thread_rng();
         let (r, s) = (blstrs::Scalar::random(&mut rng), blstrs::Scalar::random(&mut rng));
         let (p, _) = dev.backend().prove(&shape().params, pa, r, s).map_err(|e| e.to_string())?;
+        if let Some((label, log)) = &self.log {
+            log.lock().unwrap().push(label.clone());
+        }
         Ok(p.to_bytes().to_vec())
     }
     fn finish(&self, parts: Vec<Vec<u8>>) -> Result<Vec<u8>, String> {

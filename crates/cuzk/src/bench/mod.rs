@@ -1,5 +1,6 @@
 //! `cuzk bench ...`: side-by-side benchmarks against the peer implementations.
 
+mod engine;
 mod groth16;
 mod porep;
 
@@ -14,6 +15,9 @@ pub enum Which {
     Groth16(groth16::Args),
     /// 2 KiB PoRep C2 on the CPU: ours against filecoin-proofs' seal_commit_phase2.
     Porep(porep::Args),
+    /// The engine on the CPU backend: PoRep stream with the pipeline on and off, WinningPoSt
+    /// latency idle and under load.
+    Engine(engine::Args),
 }
 
 /// Runs the chosen benchmark.
@@ -21,5 +25,6 @@ pub fn run(which: Which, cache: &Path) -> anyhow::Result<()> {
     match which {
         Which::Groth16(args) => groth16::run(&args, cache),
         Which::Porep(args) => porep::run(&args),
+        Which::Engine(args) => engine::run(&args),
     }
 }

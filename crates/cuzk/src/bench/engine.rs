@@ -1,0 +1,121 @@
+//! The engine on the CPU backend: a steady stream of 2 KiB PoRep jobs with the pipeline on
+//! and off (proofs per minute, device busy fraction), and WinningPoSt latency idle and under
+//! that load.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure};
+use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, JobStatus, Priority};
+use cuzk_filecoin::fixtures::Manifest;
+use cuzk_filecoin::{bind_filecoin_parameter_dir, plan, CircuitStore, FilecoinWork, ProofKind};
+use cuzk_groth16::CpuBackend;
+
+use crate::stats::median;
+
+/// Arguments of `cuzk bench engine`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A fixtures folder made by `cuzk fixtures`.
+    #[arg(long)]
+    fixtures: PathBuf,
+    /// PoRep jobs in the stream.
+    #[arg(long, default_value_t = 4)]
+    porep_jobs: usize,
+    /// WinningPoSt proofs timed per condition.
+    #[arg(long, default_value_t = 3)]
+    winning_runs: usize,
+}
+
+fn engine(pipeline: bool) -> anyhow::Result<Engine> {
+    let info = DeviceInfo { id: "cpu".into(), name: "CPU backend".into(), memory_total: 0 };
+    let cpu = Device::new(info, Arc::new(CpuBackend::new()), 16 << 30);
+    Ok(Engine::start(
+        EngineConfig {
+            queue_capacity: 1024,
+            synthesis_threads: 1,
+            workers_per_device: if pipeline { 2 } else { 1 },
+            retention: Duration::from_secs(3600),
+            host_budget: 12 << 30,
+            pipeline,
+        },
+        vec![cpu],
+    )?)
+}
+
+fn done(engine: &Engine, id: &str) -> anyhow::Result<Duration> {
+    let v = engine.await_job(id, None)?;
+    match v.status {
+        JobStatus::Completed(_) => Ok(v.timings.total),
+        s => bail!("{id}: {s:?}"),
+    }
+}
+
+/// Runs the benchmark and prints markdown tables.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    ensure!(args.porep_jobs >= 1 && args.winning_runs >= 1, "counts must be at least 1");
+    let dir = &args.fixtures;
+    bind_filecoin_parameter_dir(&dir.join("params"), Some(&dir.join("parents")))?;
+    let m = Manifest::load(dir)?;
+    let store = Arc::new(CircuitStore::new(dir.join("params"), &dir.join("cache")));
+    let work = |kind| -> anyhow::Result<Arc<FilecoinWork>> {
+        let p = plan(&m.request(dir, kind)?)?;
+        Ok(Arc::new(FilecoinWork::new(p, &store, true)?))
+    };
+    // Warm parameters and PCEs once, outside every timed region.
+    for kind in [ProofKind::PoRep, ProofKind::WinningPoSt] {
+        store.params(work(kind)?.plan().circuit())?;
+    }
+
+    println!("| pipeline | PoRep jobs | wall (s) | proofs/min | device busy |");
+    println!("|---|---|---|---|---|");
+    for pipeline in [true, false] {
+        let e = engine(pipeline)?;
+        let t = Instant::now();
+        for j in 0..args.porep_jobs {
+            e.submit(&format!("p{j}"), work(ProofKind::PoRep)?, None)?;
+        }
+        for j in 0..args.porep_jobs {
+            done(&e, &format!("p{j}"))?;
+        }
+        let wall = t.elapsed();
+        let busy = e.status().devices[0].busy;
+        println!(
+            "| {} | {} | {:.1} | {:.2} | {:.0} % |",
+            if pipeline { "on" } else { "off" },
+            args.porep_jobs,
+            wall.as_secs_f64(),
+            args.porep_jobs as f64 * 60.0 / wall.as_secs_f64(),
+            100.0 * busy.as_secs_f64() / wall.as_secs_f64()
+        );
+        e.shutdown(Duration::from_secs(5), true);
+    }
+
+    let e = engine(true)?;
+    let mut idle = Vec::new();
+    for r in 0..args.winning_runs {
+        let id = format!("w-idle-{r}");
+        e.submit(&id, work(ProofKind::WinningPoSt)?, None)?;
+        idle.push(done(&e, &id)?);
+    }
+    for j in 0..args.porep_jobs.max(2) {
+        e.submit(&format!("load{j}"), work(ProofKind::PoRep)?, Some(Priority::Normal))?;
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let mut loaded = Vec::new();
+    for r in 0..args.winning_runs {
+        let id = format!("w-load-{r}");
+        e.submit(&id, work(ProofKind::WinningPoSt)?, None)?;
+        loaded.push(done(&e, &id)?);
+    }
+    let (i, l) = (median(&idle), median(&loaded));
+    println!();
+    println!("| WinningPoSt latency | median (s) |");
+    println!("|---|---|");
+    println!("| idle | {:.2} |", i.as_secs_f64());
+    println!("| under PoRep load | {:.2} |", l.as_secs_f64());
+    println!("| ratio | {:.2}x |", l.as_secs_f64() / i.as_secs_f64());
+    e.shutdown(Duration::ZERO, true);
+    Ok(())
+}
