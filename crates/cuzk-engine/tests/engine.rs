@@ -6,8 +6,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{sim_devices, TestWork};
-use cuzk_engine::sim::{Faults, SimBackend, SimPhysical};
+use common::sim_devices;
+use cuzk_engine::sim::{Faults, SimBackend, SimPhysical, SyntheticWork as TestWork};
 use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, EngineError, JobStatus, Priority};
 use rand::{Rng, SeedableRng};
 
@@ -145,13 +145,9 @@ fn a_full_queue_refuses_and_a_partition_larger_than_the_budget_is_an_error() {
     engine.submit("a", TestWork::new("porep", 1), None).unwrap();
     engine.submit("b", TestWork::new("porep", 1), None).unwrap();
     assert!(matches!(engine.submit("c", TestWork::new("porep", 1), None), Err(EngineError::QueueFull(_))));
-    let huge = Arc::new(common::TestWork {
-        kind: "porep",
-        parts: 1,
+    let huge = Arc::new(TestWork {
         host_bytes: 1 << 40,
-        device_bytes: 1,
-        synth_delay: Duration::ZERO,
-        log: None,
+        ..Arc::try_unwrap(TestWork::new("porep", 1)).unwrap()
     });
     engine.await_job("a", None).unwrap();
     engine.await_job("b", None).unwrap();

@@ -6,15 +6,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::fixtures;
-use cuzk_engine::sim::{Faults, SimBackend, SimPhysical};
-use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, JobStatus};
+use cuzk_engine::sim::{Faults, SimBackend, SimPhysical, SyntheticWork};
+use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, JobStatus, Priority};
 use cuzk_filecoin::{plan, CircuitStore, FilecoinWork, ProofKind};
 
+/// At least 200 jobs: synthetic circuits and 2 KiB Filecoin kinds, mixed priorities, four
+/// simulated devices with two workers each.
 #[test]
-fn filecoin_kinds_through_the_engine_on_two_simulated_devices() {
+fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
     let f = fixtures();
     let store = Arc::new(CircuitStore::new(f.dir.join("params"), &f.dir.join("cache")));
-    let phys: Vec<_> = (0..2).map(|_| SimPhysical::new(Faults::default())).collect();
+    let phys: Vec<_> = (0..4).map(|_| SimPhysical::new(Faults::default())).collect();
     let devices = phys
         .iter()
         .enumerate()
@@ -24,7 +26,7 @@ fn filecoin_kinds_through_the_engine_on_two_simulated_devices() {
         })
         .collect();
     let cfg = EngineConfig {
-        queue_capacity: 64,
+        queue_capacity: 512,
         synthesis_threads: 1,
         workers_per_device: 2,
         retention: Duration::from_secs(60),
@@ -48,6 +50,14 @@ fn filecoin_kinds_through_the_engine_on_two_simulated_devices() {
         engine.submit(&id, work, None).unwrap();
         ids.push(id);
     }
+    let mut synthetic = Vec::new();
+    for j in 0..200 {
+        let kind = ["porep", "snap", "window-post", "winning-post"][j % 4];
+        let prio = [None, Some(Priority::Low), Some(Priority::High), Some(Priority::Critical)][(j / 4) % 4];
+        let id = format!("synthetic-{j}");
+        engine.submit(&id, SyntheticWork::new(kind, 1 + j % 3), prio).unwrap();
+        synthetic.push(id);
+    }
     for id in &ids {
         let v = engine.await_job(id, None).unwrap();
         match v.status {
@@ -55,10 +65,17 @@ fn filecoin_kinds_through_the_engine_on_two_simulated_devices() {
             s => panic!("{id}: {s:?}"),
         }
     }
+    for id in &synthetic {
+        let v = engine.await_job(id, None).unwrap();
+        assert!(matches!(v.status, JobStatus::Completed(ref p) if p.len() % 192 == 0 && !p.is_empty()), "{id}: {:?}", v.status);
+    }
     assert!(phys.iter().all(|p| p.violations() == 0));
     let st = engine.status();
-    assert_eq!(st.metrics["winning-post"].completed, 2);
-    assert_eq!(st.metrics["window-post"].completed, 3);
-    assert_eq!(st.metrics["snap"].completed, 1);
+    assert_eq!(st.metrics["winning-post"].completed, 2 + 50);
+    assert_eq!(st.metrics["window-post"].completed, 3 + 50);
+    assert_eq!(st.metrics["snap"].completed, 1 + 50);
+    assert_eq!(st.metrics["porep"].completed, 50);
+    assert!(st.devices.iter().all(|d| !d.busy.is_zero()), "every device worked");
+    assert_eq!(st.host_memory.0, 0);
     engine.shutdown(Duration::from_secs(5), false);
 }

@@ -1,5 +1,5 @@
 //! Simulated devices for tests: CPU proving behind the device interface, with invariant
-//! checks and fault injection.
+//! checks and fault injection; and [`SyntheticWork`] to load them.
 //!
 //! Several logical [`Device`](crate::Device)s can be configured onto one [`SimPhysical`] to
 //! model a machine where two handles reach the same hardware. The physical device counts
@@ -9,6 +9,10 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+mod work;
+
+pub use work::SyntheticWork;
 
 use cuzk_groth16::blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::{

@@ -1,0 +1,135 @@
+//! Real Groth16 work on small synthetic circuits, for loading the engine in tests and
+//! benchmarks without Filecoin fixtures.
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use cuzk_groth16::blstrs::Scalar;
+use cuzk_groth16::synthetic::SyntheticCircuit;
+use cuzk_groth16::{
+    generate_insecure_parameters, synthesize_witness, Parameters, Pce, PreparedVerifyingKey, Proof,
+    ProvingAssignment,
+};
+use ff::Field;
+use rand::SeedableRng;
+
+use crate::device::DeviceGuard;
+use crate::work::{ProofWork, Synthesized};
+
+struct Shape {
+    circuit: SyntheticCircuit,
+    pce: Pce,
+    params: Parameters,
+    pvk: PreparedVerifyingKey,
+    inputs: Vec<Scalar>,
+}
+
+fn shape() -> &'static Shape {
+    static S: OnceLock<Shape> = OnceLock::new();
+    S.get_or_init(|| {
+        let circuit = SyntheticCircuit {
+            constraints: 200,
+            inputs: 2,
+            parts: 1,
+            seed: 5,
+        };
+        let pce = Pce::extract("synthetic-work", circuit).expect("synthetic circuits record");
+        let params = generate_insecure_parameters(&pce, &mut rand_chacha::ChaCha8Rng::seed_from_u64(9))
+            .expect("synthetic circuits have no unconstrained variables");
+        let pvk = PreparedVerifyingKey::new(&params.vk);
+        let inputs = pce
+            .evaluate(synthesize_witness(circuit).expect("synthetic circuits are satisfiable"))
+            .expect("layout matches")
+            .public_inputs()
+            .to_vec();
+        Shape {
+            circuit,
+            pce,
+            params,
+            pvk,
+            inputs,
+        }
+    })
+}
+
+/// Work of `parts` partitions of one small synthetic circuit; every partition is a real
+/// Groth16 proof, verified at the end.
+#[derive(Debug)]
+pub struct SyntheticWork {
+    /// Reported proof kind.
+    pub kind: &'static str,
+    /// Partitions.
+    pub parts: usize,
+    /// Host bytes claimed per partition.
+    pub host_bytes: u64,
+    /// Device bytes claimed per partition.
+    pub device_bytes: u64,
+    /// Appends `label` to the log each time a partition is proved.
+    pub log: Option<(String, Arc<Mutex<Vec<String>>>)>,
+    /// Extra synthesis time per partition.
+    pub synth_delay: Duration,
+}
+
+impl SyntheticWork {
+    /// `parts` partitions reported as `kind`, 1 MiB each of host and device memory.
+    pub fn new(kind: &'static str, parts: usize) -> Arc<Self> {
+        Arc::new(SyntheticWork {
+            kind,
+            parts,
+            host_bytes: 1 << 20,
+            device_bytes: 1 << 20,
+            log: None,
+            synth_delay: Duration::ZERO,
+        })
+    }
+
+    /// The same, appending `label` to `log` per proved partition.
+    pub fn logged(kind: &'static str, parts: usize, label: &str, log: &Arc<Mutex<Vec<String>>>) -> Arc<Self> {
+        Arc::new(SyntheticWork {
+            log: Some((label.to_owned(), log.clone())),
+            ..Arc::try_unwrap(Self::new(kind, parts)).expect("fresh Arc")
+        })
+    }
+}
+
+impl ProofWork for SyntheticWork {
+    fn kind(&self) -> &str {
+        self.kind
+    }
+    fn partitions(&self) -> usize {
+        self.parts
+    }
+    fn host_bytes_per_partition(&self) -> u64 {
+        self.host_bytes
+    }
+    fn device_bytes_per_partition(&self) -> u64 {
+        self.device_bytes
+    }
+    fn synthesize(&self, _k: usize) -> Result<Synthesized, String> {
+        std::thread::sleep(self.synth_delay);
+        let s = shape();
+        let w = synthesize_witness(s.circuit).map_err(|e| e.to_string())?;
+        Ok(Box::new(s.pce.evaluate(w).map_err(|e| e.to_string())?))
+    }
+    fn prove(&self, _k: usize, synth: &Synthesized, dev: &DeviceGuard<'_>) -> Result<Vec<u8>, String> {
+        let _mem = dev.alloc("partition", self.device_bytes).map_err(|e| e.to_string())?;
+        let pa = synth.downcast_ref::<ProvingAssignment>().ok_or("not an assignment")?;
+        let mut rng = rand::thread_rng();
+        let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+        let (p, _) = dev.backend().prove(&shape().params, pa, r, s).map_err(|e| e.to_string())?;
+        if let Some((label, log)) = &self.log {
+            log.lock().unwrap_or_else(|e| e.into_inner()).push(label.clone());
+        }
+        Ok(p.to_bytes().to_vec())
+    }
+    fn finish(&self, parts: Vec<Vec<u8>>) -> Result<Vec<u8>, String> {
+        let s = shape();
+        for (k, p) in parts.iter().enumerate() {
+            let proof = Proof::from_bytes(p).map_err(|e| e.to_string())?;
+            if !s.pvk.verify(&proof, &s.inputs).map_err(|e| e.to_string())? {
+                return Err(format!("partition {k} does not verify"));
+            }
+        }
+        Ok(parts.concat())
+    }
+}
