@@ -100,7 +100,10 @@ pub(crate) fn peek_c1_registered_proof(bytes: &[u8]) -> Result<String, InputErro
 
 /// Returns the C1 JSON, unwrapping Curio's wrapper when present, with the wrapper's
 /// (sector number, sector size).
-fn unwrap_c1(bytes: &[u8]) -> Result<(std::borrow::Cow<'_, [u8]>, Option<(u64, u64)>), InputError> {
+/// The C1 JSON and, when it came wrapped, the wrapper's (sector number, sector size).
+type Unwrapped<'a> = (std::borrow::Cow<'a, [u8]>, Option<(u64, u64)>);
+
+fn unwrap_c1(bytes: &[u8]) -> Result<Unwrapped<'_>, InputError> {
     if bytes.is_empty() {
         return Err(InputError::new("the PoRep vanilla proof (C1 output) is empty"));
     }

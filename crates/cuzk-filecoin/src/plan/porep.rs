@@ -198,7 +198,7 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoRepPlan<Tree> {
         let circuit: StackedCircuit<Tree, DefaultPieceHasher> =
             <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
                 &self.pub_in,
-                Default::default(),
+                (),
                 &self.vanilla[k],
                 &self.pub_params,
                 Some(k),

@@ -94,7 +94,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> ProofPlan for SnapPl
         let circuit: EmptySectorUpdateCircuit<Tree> =
             <Compound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, EmptySectorUpdateCircuit<Tree>>>::circuit(
                 &self.pub_inputs,
-                Default::default(),
+                (),
                 &self.vanilla[k],
                 &self.pub_params,
                 Some(k),
