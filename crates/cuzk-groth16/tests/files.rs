@@ -56,6 +56,17 @@ fn pce_of_another_version_is_refused() {
     assert!(err.to_string().contains("format version 2"), "{err}");
 }
 
+/// Regression: a changed circuit-id or reserved header byte was once not covered by any check.
+#[test]
+fn pce_with_any_header_byte_changed_is_refused() {
+    let (_, bytes) = sample_pce();
+    for i in 0..144 + "porep-test".len() {
+        let mut b = bytes.clone();
+        b[i] ^= 0x01;
+        assert!(load_bytes(&b, None).is_err(), "header byte {i} changed and still accepted");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
 

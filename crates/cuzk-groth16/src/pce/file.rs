@@ -11,8 +11,10 @@
 //!          densities: a_aux, b_input, b_aux as u64 words
 //! ```
 //!
-//! All integers are little-endian. `checksum` is BLAKE3 of the body; `fingerprint` is BLAKE3
-//! of the counts and the checksum, so it names the structure independently of the circuit id.
+//! All integers are little-endian. With `body` = BLAKE3 of the body: `fingerprint` is BLAKE3
+//! of the counts and `body`, so it names the structure independently of the circuit id;
+//! `checksum` is BLAKE3 of the header (checksum field zeroed), the circuit id and `body`, so
+//! a change anywhere in the file is caught.
 //! Loading checks the magic, version, circuit id, that the file length is exactly what the
 //! counts imply (before allocating anything), the checksum, the fingerprint, and every index,
 //! so a damaged or foreign file is an error, never a panic.
@@ -117,6 +119,19 @@ pub struct PceHeader {
     checksum: [u8; 32],
     counts: Counts,
     flags: u32,
+    raw: [u8; FIXED_HEADER_LEN],
+}
+
+/// The file checksum: the fixed header with its checksum field zeroed, the id, the body hash.
+fn file_checksum(raw: &[u8; FIXED_HEADER_LEN], id: &[u8], body_hash: &[u8; 32]) -> [u8; 32] {
+    let mut zeroed = *raw;
+    zeroed[112..144].fill(0);
+    let mut h = blake3::Hasher::new();
+    h.update(b"cuzk-pce-file-v1");
+    h.update(&zeroed);
+    h.update(id);
+    h.update(body_hash);
+    *h.finalize().as_bytes()
 }
 
 fn body_writer<W: Write>(pce: &Pce, w: &mut W) -> std::io::Result<()> {
@@ -178,19 +193,21 @@ impl Pce {
             });
         }
         let counts = Counts::of(self);
-        let checksum = checksum_of(self);
+        let body_hash = checksum_of(self);
+        let mut raw = [0u8; FIXED_HEADER_LEN];
+        let flags = if counts.narrow() { FLAG_NARROW } else { 0 };
+        raw[..8].copy_from_slice(&MAGIC);
+        raw[8..12].copy_from_slice(&PCE_FORMAT_VERSION.to_le_bytes());
+        raw[12..16].copy_from_slice(&flags.to_le_bytes());
+        raw[16..20].copy_from_slice(&(self.circuit_id.len() as u32).to_le_bytes());
+        raw[24..80].copy_from_slice(&counts.to_bytes());
+        raw[80..112].copy_from_slice(&self.fingerprint);
+        let checksum = file_checksum(&raw, self.circuit_id.as_bytes(), &body_hash);
+        raw[112..144].copy_from_slice(&checksum);
         let tmp = tmp_path(path);
         let write = || -> std::io::Result<()> {
             let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-            w.write_all(&MAGIC)?;
-            w.write_all(&PCE_FORMAT_VERSION.to_le_bytes())?;
-            let flags = if counts.narrow() { FLAG_NARROW } else { 0 };
-            w.write_all(&flags.to_le_bytes())?;
-            w.write_all(&(self.circuit_id.len() as u32).to_le_bytes())?;
-            w.write_all(&0u32.to_le_bytes())?;
-            w.write_all(&counts.to_bytes())?;
-            w.write_all(&self.fingerprint)?;
-            w.write_all(&checksum)?;
+            w.write_all(&raw)?;
             w.write_all(self.circuit_id.as_bytes())?;
             body_writer(self, &mut w)?;
             w.into_inner().map_err(|e| e.into_error())?.sync_all()
@@ -275,11 +292,11 @@ impl Pce {
                     .ok_or_else(|| bad("density bitmap has bits past its variable count".into()))?,
             );
         }
-        let checksum = *body.hasher.finalize().as_bytes();
-        if checksum != h.checksum {
-            return Err(bad("body checksum mismatch (the file is corrupt)".into()));
+        let body_hash = *body.hasher.finalize().as_bytes();
+        if file_checksum(&h.raw, h.circuit_id.as_bytes(), &body_hash) != h.checksum {
+            return Err(bad("checksum mismatch (the file is corrupt)".into()));
         }
-        if fingerprint_of(&c, &checksum) != h.fingerprint {
+        if fingerprint_of(&c, &body_hash) != h.fingerprint {
             return Err(bad("fingerprint does not match the body (the header is corrupt)".into()));
         }
 
@@ -370,6 +387,7 @@ fn read_header<R: Read>(path: &Path, r: &mut R) -> Result<PceHeader> {
         checksum,
         counts,
         flags,
+        raw: fixed,
     })
 }
 
