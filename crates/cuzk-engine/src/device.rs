@@ -39,7 +39,9 @@ pub struct Device {
 impl std::fmt::Debug for Device {
     // The backend is a trait object without Debug; the identity is what matters in logs.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Device").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("Device")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }
 
@@ -106,7 +108,10 @@ impl Device {
 
     /// The (job id, kind) on the device now.
     pub fn current_job(&self) -> Option<(String, String)> {
-        self.current_job.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.current_job
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -139,7 +144,11 @@ impl DeviceGuard<'_> {
     }
 
     pub(crate) fn set_job(&self, job: Option<(String, String)>) {
-        *self.device.current_job.lock().unwrap_or_else(|e| e.into_inner()) = job;
+        *self
+            .device
+            .current_job
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = job;
     }
 }
 

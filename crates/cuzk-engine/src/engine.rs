@@ -131,7 +131,9 @@ pub struct Engine {
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("devices", &self.inner.devices).finish_non_exhaustive()
+        f.debug_struct("Engine")
+            .field("devices", &self.inner.devices)
+            .finish_non_exhaustive()
     }
 }
 
@@ -139,11 +141,14 @@ impl Engine {
     /// Starts an engine over `devices`.
     pub fn start(cfg: EngineConfig, devices: Vec<Arc<Device>>) -> Result<Self, EngineError> {
         if devices.is_empty() {
-            return Err(EngineError::Invalid("an engine needs at least one device".into()));
+            return Err(EngineError::Invalid(
+                "an engine needs at least one device".into(),
+            ));
         }
         if cfg.workers_per_device == 0 || cfg.synthesis_threads == 0 || cfg.queue_capacity == 0 {
             return Err(EngineError::Invalid(
-                "workers per device, synthesis threads and queue capacity must be at least 1".into(),
+                "workers per device, synthesis threads and queue capacity must be at least 1"
+                    .into(),
             ));
         }
         let inner = Arc::new(Inner {
@@ -161,12 +166,16 @@ impl Engine {
         let mut threads = Vec::new();
         for i in 0..inner.cfg.synthesis_threads {
             let inner = inner.clone();
-            threads.push(spawn(format!("cuzk-synth-{i}"), move || synthesis_loop(&inner)));
+            threads.push(spawn(format!("cuzk-synth-{i}"), move || {
+                synthesis_loop(&inner)
+            }));
         }
         for d in &inner.devices {
             for w in 0..inner.cfg.workers_per_device {
                 let (inner, d) = (inner.clone(), d.clone());
-                threads.push(spawn(format!("cuzk-dev-{}-{w}", d.info().id), move || device_loop(&inner, &d)));
+                threads.push(spawn(format!("cuzk-dev-{}-{w}", d.info().id), move || {
+                    device_loop(&inner, &d)
+                }));
             }
         }
         Ok(Engine {
@@ -209,7 +218,10 @@ impl Engine {
                 "a partition needs {need} bytes of device memory; no device budget is that large"
             )));
         }
-        let active = jobs.values().filter(|j| !j.lock().status.is_terminal()).count();
+        let active = jobs
+            .values()
+            .filter(|j| !j.lock().status.is_terminal())
+            .count();
         if active >= inner.cfg.queue_capacity {
             return Err(EngineError::QueueFull(format!(
                 "{active} jobs queued or running (capacity {})",
@@ -220,9 +232,17 @@ impl Engine {
         let job = Job::new(request_id.to_owned(), work, priority);
         jobs.insert(job.id.clone(), job.clone());
         drop(jobs);
-        let position = inner.synth_q.count(|i| i.job.priority >= priority && i.k == 0);
+        let position = inner
+            .synth_q
+            .count(|i| i.job.priority >= priority && i.k == 0);
         for k in 0..job.work.partitions() {
-            inner.synth_q.push(priority, SynthItem { job: job.clone(), k });
+            inner.synth_q.push(
+                priority,
+                SynthItem {
+                    job: job.clone(),
+                    k,
+                },
+            );
         }
         Ok(Submitted {
             job_id: job.id.clone(),
@@ -245,7 +265,11 @@ impl Engine {
                 },
                 None => Duration::from_millis(200),
             };
-            st = job.changed.wait_timeout(st, wait).unwrap_or_else(|e| e.into_inner()).0;
+            st = job
+                .changed
+                .wait_timeout(st, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
         drop(st);
         Ok(job.view())
@@ -260,7 +284,9 @@ impl Engine {
         self.inner.synth_q.retain(|i| !Arc::ptr_eq(&i.job, &job));
         self.inner.device_q.retain(|i| !Arc::ptr_eq(&i.job, &job));
         let metrics = &self.inner.metrics;
-        job.terminate(JobStatus::Cancelled, |_| metrics.with(job.work.kind(), |m| m.cancelled += 1));
+        job.terminate(JobStatus::Cancelled, |_| {
+            metrics.with(job.work.kind(), |m| m.cancelled += 1)
+        });
         Ok(was_running)
     }
 
@@ -365,7 +391,9 @@ impl Inner {
     }
 
     fn fail(&self, job: &Job, reason: String) {
-        job.terminate(JobStatus::Failed(reason), |_| self.metrics.with(job.work.kind(), |m| m.failed += 1));
+        job.terminate(JobStatus::Failed(reason), |_| {
+            self.metrics.with(job.work.kind(), |m| m.failed += 1)
+        });
         self.synth_q.retain(|i| !std::ptr::eq(i.job.as_ref(), job));
         self.device_q.retain(|i| !std::ptr::eq(i.job.as_ref(), job));
     }
@@ -383,7 +411,9 @@ impl Drop for InFlight {
 fn synthesis_loop(inner: &Arc<Inner>) {
     loop {
         if !inner.cfg.pipeline {
-            while inner.in_flight.load(Ordering::SeqCst) > 0 && inner.accepting.load(Ordering::SeqCst) {
+            while inner.in_flight.load(Ordering::SeqCst) > 0
+                && inner.accepting.load(Ordering::SeqCst)
+            {
                 std::thread::sleep(Duration::from_millis(2));
             }
         }
@@ -400,7 +430,9 @@ fn synthesis_loop(inner: &Arc<Inner>) {
                 st.status = JobStatus::Running;
                 st.timings.queue_wait = job.submitted.elapsed();
                 let w = st.timings.queue_wait;
-                inner.metrics.with(job.work.kind(), |m| Metrics::observe(&mut m.queue_wait, w));
+                inner
+                    .metrics
+                    .with(job.work.kind(), |m| Metrics::observe(&mut m.queue_wait, w));
             }
         }
         let bytes = job.work.host_bytes_per_partition();
@@ -411,7 +443,9 @@ fn synthesis_loop(inner: &Arc<Inner>) {
         let res = job.work.synthesize(k);
         let took = t.elapsed();
         job.lock().timings.synthesis += took;
-        inner.metrics.with(job.work.kind(), |m| Metrics::observe(&mut m.synthesis, took));
+        inner.metrics.with(job.work.kind(), |m| {
+            Metrics::observe(&mut m.synthesis, took)
+        });
         match res {
             Ok(synth) => inner.device_q.push(
                 job.priority,
@@ -435,7 +469,10 @@ fn synthesis_loop(inner: &Arc<Inner>) {
 
 fn device_loop(inner: &Inner, device: &Arc<Device>) {
     let id = device.info().id.clone();
-    while let Some(mut item) = inner.device_q.pop(|i| i.excluded.as_deref() != Some(id.as_str())) {
+    while let Some(mut item) = inner
+        .device_q
+        .pop(|i| i.excluded.as_deref() != Some(id.as_str()))
+    {
         let job = item.job.clone();
         if job.is_cancelled() || job.lock().status.is_terminal() {
             continue;
@@ -457,7 +494,9 @@ fn device_loop(inner: &Inner, device: &Arc<Device>) {
         let res = job.work.prove(item.k, &item.synth, &guard);
         drop(guard);
         let took = t.elapsed();
-        inner.metrics.with(job.work.kind(), |m| Metrics::observe(&mut m.device, took));
+        inner
+            .metrics
+            .with(job.work.kind(), |m| Metrics::observe(&mut m.device, took));
         {
             let mut st = job.lock();
             st.timings.device += took;
@@ -476,7 +515,12 @@ fn device_loop(inner: &Inner, device: &Arc<Device>) {
                         st.parts[item.k] = Some(bytes);
                         st.remaining -= 1;
                     }
-                    (st.remaining == 0).then(|| st.parts.iter_mut().map(|p| p.take().unwrap_or_default()).collect())
+                    (st.remaining == 0).then(|| {
+                        st.parts
+                            .iter_mut()
+                            .map(|p| p.take().unwrap_or_default())
+                            .collect()
+                    })
                 };
                 drop(item);
                 if let Some(parts) = done {
@@ -491,7 +535,10 @@ fn device_loop(inner: &Inner, device: &Arc<Device>) {
                 inner.metrics.with(job.work.kind(), |m| m.retries += 1);
                 inner.device_q.push(job.priority, item);
             }
-            Err(e) => inner.fail(&job, format!("partition {} failed on {id} after a retry: {e}", item.k)),
+            Err(e) => inner.fail(
+                &job,
+                format!("partition {} failed on {id} after a retry: {e}", item.k),
+            ),
         }
     }
 }

@@ -48,7 +48,10 @@ pub enum JobStatus {
 impl JobStatus {
     /// True once the job can change no more.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, JobStatus::Completed(_) | JobStatus::Failed(_) | JobStatus::Cancelled)
+        matches!(
+            self,
+            JobStatus::Completed(_) | JobStatus::Failed(_) | JobStatus::Cancelled
+        )
     }
 }
 

@@ -169,7 +169,10 @@ mod tests {
     #[test]
     fn a_request_larger_than_the_budget_is_an_error_not_a_wait() {
         let b = MemoryBudget::new("host", 100);
-        assert!(matches!(b.acquire(101, &|| false), Err(EngineError::TooLarge(_))));
+        assert!(matches!(
+            b.acquire(101, &|| false),
+            Err(EngineError::TooLarge(_))
+        ));
     }
 
     #[test]

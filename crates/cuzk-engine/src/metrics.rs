@@ -5,7 +5,20 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Upper bounds (seconds) of the latency histogram buckets.
-pub const LATENCY_BUCKETS: [f64; 12] = [0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, f64::INFINITY];
+pub const LATENCY_BUCKETS: [f64; 12] = [
+    0.5,
+    1.0,
+    2.0,
+    5.0,
+    10.0,
+    20.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+    600.0,
+    f64::INFINITY,
+];
 
 /// A latency histogram.
 #[derive(Clone, Debug, Default, PartialEq)]

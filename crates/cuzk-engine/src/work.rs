@@ -22,7 +22,12 @@ pub trait ProofWork: Send + Sync {
     fn synthesize(&self, k: usize) -> Result<Synthesized, String>;
     /// Proves partition `k` on the locked device. May be called again on another device
     /// with the same synthesized partition after a failure.
-    fn prove(&self, k: usize, synthesized: &Synthesized, device: &DeviceGuard<'_>) -> Result<Vec<u8>, String>;
+    fn prove(
+        &self,
+        k: usize,
+        synthesized: &Synthesized,
+        device: &DeviceGuard<'_>,
+    ) -> Result<Vec<u8>, String>;
     /// Assembles the partition proofs in order and verifies the result.
     fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, String>;
 }

@@ -36,20 +36,34 @@ fn mixed_load_on_1_2_4_8_devices_loses_nothing_and_breaks_no_invariant() {
             let kind = KINDS[rng.gen_range(0..4)];
             let prio = [None, Some(Priority::Low), Some(Priority::High)][rng.gen_range(0..3)];
             let id = format!("{n_dev}-{j}");
-            engine.submit(&id, TestWork::new(kind, rng.gen_range(1..=3)), prio).unwrap();
+            engine
+                .submit(&id, TestWork::new(kind, rng.gen_range(1..=3)), prio)
+                .unwrap();
             ids.push(id);
         }
         for id in &ids {
-            let v = engine.await_job(id, Some(Duration::from_secs(300))).unwrap();
-            assert!(matches!(v.status, JobStatus::Completed(ref p) if !p.is_empty() && p.len() % 192 == 0), "{id}: {:?}", v.status);
+            let v = engine
+                .await_job(id, Some(Duration::from_secs(300)))
+                .unwrap();
+            assert!(
+                matches!(v.status, JobStatus::Completed(ref p) if !p.is_empty() && p.len() % 192 == 0),
+                "{id}: {:?}",
+                v.status
+            );
         }
         total += ids.len();
-        assert!(phys.iter().all(|p| p.violations() == 0), "two guards entered one device");
+        assert!(
+            phys.iter().all(|p| p.violations() == 0),
+            "two guards entered one device"
+        );
         let st = engine.status();
         let completed: u64 = st.metrics.values().map(|m| m.completed).sum();
         assert_eq!(completed as usize, jobs);
         if n_dev > 1 {
-            assert!(st.devices.iter().filter(|d| !d.busy.is_zero()).count() >= 2, "work spread over devices");
+            assert!(
+                st.devices.iter().filter(|d| !d.busy.is_zero()).count() >= 2,
+                "work spread over devices"
+            );
         }
         assert_eq!(st.host_memory.0, 0, "host memory returned");
         engine.shutdown(Duration::from_secs(1), false);
@@ -61,33 +75,54 @@ fn mixed_load_on_1_2_4_8_devices_loses_nothing_and_breaks_no_invariant() {
 /// physical GPU let two workers onto that GPU at once. The simulated device must catch it.
 #[test]
 fn regression_lock_by_logical_index_on_shared_physical_device_is_caught() {
-    let slow = Faults { delay: Duration::from_millis(30), ..Faults::default() };
+    let slow = Faults {
+        delay: Duration::from_millis(30),
+        ..Faults::default()
+    };
     let physical = SimPhysical::new(slow.clone());
     // The broken design: two handles, two locks, one piece of hardware.
     let logical: Vec<_> = (0..2)
         .map(|i| {
-            let info = DeviceInfo { id: format!("logical:{i}"), name: "sim".into(), memory_total: 1 << 30 };
-            Device::new(info, Arc::new(SimBackend::new(format!("logical:{i}"), physical.clone())), 1 << 30)
+            let info = DeviceInfo {
+                id: format!("logical:{i}"),
+                name: "sim".into(),
+                memory_total: 1 << 30,
+            };
+            Device::new(
+                info,
+                Arc::new(SimBackend::new(format!("logical:{i}"), physical.clone())),
+                1 << 30,
+            )
         })
         .collect();
     let engine = Engine::start(cfg(1), logical).unwrap();
     for j in 0..12 {
-        engine.submit(&format!("bug-{j}"), TestWork::new("porep", 1), None).unwrap();
+        engine
+            .submit(&format!("bug-{j}"), TestWork::new("porep", 1), None)
+            .unwrap();
     }
     for j in 0..12 {
         engine.await_job(&format!("bug-{j}"), None).unwrap();
     }
-    assert!(physical.violations() > 0, "the simulator must detect two guards on one device");
+    assert!(
+        physical.violations() > 0,
+        "the simulator must detect two guards on one device"
+    );
     engine.shutdown(Duration::from_secs(1), false);
 
     // Our design: one device object per physical device, its own lock, two workers.
     let (devs, phys) = sim_devices(1, slow);
     let engine = Engine::start(cfg(2), devs).unwrap();
     for j in 0..12 {
-        engine.submit(&format!("ok-{j}"), TestWork::new("porep", 1), None).unwrap();
+        engine
+            .submit(&format!("ok-{j}"), TestWork::new("porep", 1), None)
+            .unwrap();
     }
     for j in 0..12 {
-        assert!(matches!(engine.await_job(&format!("ok-{j}"), None).unwrap().status, JobStatus::Completed(_)));
+        assert!(matches!(
+            engine.await_job(&format!("ok-{j}"), None).unwrap().status,
+            JobStatus::Completed(_)
+        ));
     }
     assert_eq!(phys[0].violations(), 0);
     engine.shutdown(Duration::from_secs(1), false);
@@ -95,29 +130,62 @@ fn regression_lock_by_logical_index_on_shared_physical_device_is_caught() {
 
 #[test]
 fn cancel_queued_and_running_jobs_and_await_timeout() {
-    let (devs, _) = sim_devices(1, Faults { delay: Duration::from_millis(200), ..Faults::default() });
+    let (devs, _) = sim_devices(
+        1,
+        Faults {
+            delay: Duration::from_millis(200),
+            ..Faults::default()
+        },
+    );
     let mut c = cfg(1);
     c.synthesis_threads = 1;
     // Room for two synthesized partitions: synthesis waits on memory, so the second job
     // stays queued behind the first.
     c.host_budget = 2 << 20;
     let engine = Engine::start(c, devs).unwrap();
-    engine.submit("running", TestWork::new("porep", 4), None).unwrap();
-    engine.submit("queued", TestWork::new("porep", 1), Some(Priority::Low)).unwrap();
+    engine
+        .submit("running", TestWork::new("porep", 4), None)
+        .unwrap();
+    engine
+        .submit("queued", TestWork::new("porep", 1), Some(Priority::Low))
+        .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     // Await with a short timeout returns the job still in progress.
-    let v = engine.await_job("running", Some(Duration::from_millis(10))).unwrap();
+    let v = engine
+        .await_job("running", Some(Duration::from_millis(10)))
+        .unwrap();
     assert!(!v.status.is_terminal());
-    assert!(!engine.cancel("queued").unwrap(), "queued job had not started");
+    assert!(
+        !engine.cancel("queued").unwrap(),
+        "queued job had not started"
+    );
     assert!(engine.cancel("running").unwrap(), "running job had started");
-    assert_eq!(engine.await_job("running", None).unwrap().status, JobStatus::Cancelled);
-    assert_eq!(engine.await_job("queued", None).unwrap().status, JobStatus::Cancelled);
-    assert!(matches!(engine.cancel("nope"), Err(EngineError::NotFound(_))));
+    assert_eq!(
+        engine.await_job("running", None).unwrap().status,
+        JobStatus::Cancelled
+    );
+    assert_eq!(
+        engine.await_job("queued", None).unwrap().status,
+        JobStatus::Cancelled
+    );
+    assert!(matches!(
+        engine.cancel("nope"),
+        Err(EngineError::NotFound(_))
+    ));
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(engine.status().host_memory.0, 0, "cancelled partitions freed their memory");
+    assert_eq!(
+        engine.status().host_memory.0,
+        0,
+        "cancelled partitions freed their memory"
+    );
     // The engine keeps serving.
-    engine.submit("after", TestWork::new("porep", 1), None).unwrap();
-    assert!(matches!(engine.await_job("after", None).unwrap().status, JobStatus::Completed(_)));
+    engine
+        .submit("after", TestWork::new("porep", 1), None)
+        .unwrap();
+    assert!(matches!(
+        engine.await_job("after", None).unwrap().status,
+        JobStatus::Completed(_)
+    ));
     engine.shutdown(Duration::from_secs(1), false);
 }
 
@@ -125,11 +193,17 @@ fn cancel_queued_and_running_jobs_and_await_timeout() {
 fn duplicate_request_ids_attach_and_finished_results_are_kept() {
     let (devs, _) = sim_devices(1, Faults::default());
     let engine = Engine::start(cfg(1), devs).unwrap();
-    let a = engine.submit("same", TestWork::new("snap", 2), None).unwrap();
-    let b = engine.submit("same", TestWork::new("snap", 2), None).unwrap();
+    let a = engine
+        .submit("same", TestWork::new("snap", 2), None)
+        .unwrap();
+    let b = engine
+        .submit("same", TestWork::new("snap", 2), None)
+        .unwrap();
     assert!(!a.attached && b.attached);
     let done = engine.await_job("same", None).unwrap();
-    let again = engine.submit("same", TestWork::new("snap", 2), None).unwrap();
+    let again = engine
+        .submit("same", TestWork::new("snap", 2), None)
+        .unwrap();
     assert!(again.attached);
     assert_eq!(engine.await_job("same", None).unwrap().status, done.status);
     assert_eq!(engine.status().metrics["snap"].completed, 1, "proved once");
@@ -138,39 +212,68 @@ fn duplicate_request_ids_attach_and_finished_results_are_kept() {
 
 #[test]
 fn a_full_queue_refuses_and_a_partition_larger_than_the_budget_is_an_error() {
-    let (devs, _) = sim_devices(1, Faults { delay: Duration::from_millis(100), ..Faults::default() });
+    let (devs, _) = sim_devices(
+        1,
+        Faults {
+            delay: Duration::from_millis(100),
+            ..Faults::default()
+        },
+    );
     let mut c = cfg(1);
     c.queue_capacity = 2;
     let engine = Engine::start(c, devs).unwrap();
     engine.submit("a", TestWork::new("porep", 1), None).unwrap();
     engine.submit("b", TestWork::new("porep", 1), None).unwrap();
-    assert!(matches!(engine.submit("c", TestWork::new("porep", 1), None), Err(EngineError::QueueFull(_))));
+    assert!(matches!(
+        engine.submit("c", TestWork::new("porep", 1), None),
+        Err(EngineError::QueueFull(_))
+    ));
     let huge = Arc::new(TestWork {
         host_bytes: 1 << 40,
         ..Arc::try_unwrap(TestWork::new("porep", 1)).unwrap()
     });
     engine.await_job("a", None).unwrap();
     engine.await_job("b", None).unwrap();
-    assert!(matches!(engine.submit("huge", huge, None), Err(EngineError::TooLarge(_))));
-    assert!(matches!(engine.submit("", TestWork::new("porep", 1), None), Err(EngineError::Invalid(_))));
+    assert!(matches!(
+        engine.submit("huge", huge, None),
+        Err(EngineError::TooLarge(_))
+    ));
+    assert!(matches!(
+        engine.submit("", TestWork::new("porep", 1), None),
+        Err(EngineError::Invalid(_))
+    ));
     engine.shutdown(Duration::from_secs(1), false);
 }
 
 #[test]
 fn device_faults_are_retried_elsewhere_and_total_failure_is_reported() {
     let (devs, phys) = sim_devices(2, Faults::default());
-    phys[0].set_faults(Faults { always_fail: true, ..Faults::default() });
+    phys[0].set_faults(Faults {
+        always_fail: true,
+        ..Faults::default()
+    });
     let engine = Engine::start(cfg(1), devs).unwrap();
     for j in 0..6 {
-        engine.submit(&format!("f{j}"), TestWork::new("porep", 1), None).unwrap();
+        engine
+            .submit(&format!("f{j}"), TestWork::new("porep", 1), None)
+            .unwrap();
     }
     for j in 0..6 {
         let v = engine.await_job(&format!("f{j}"), None).unwrap();
-        assert!(matches!(v.status, JobStatus::Completed(_)), "{:?}", v.status);
+        assert!(
+            matches!(v.status, JobStatus::Completed(_)),
+            "{:?}",
+            v.status
+        );
     }
     assert!(engine.status().metrics["porep"].retries >= 1);
-    phys[1].set_faults(Faults { always_fail: true, ..Faults::default() });
-    engine.submit("doomed", TestWork::new("porep", 1), None).unwrap();
+    phys[1].set_faults(Faults {
+        always_fail: true,
+        ..Faults::default()
+    });
+    engine
+        .submit("doomed", TestWork::new("porep", 1), None)
+        .unwrap();
     match engine.await_job("doomed", None).unwrap().status {
         JobStatus::Failed(r) => assert!(r.contains("injected fault"), "{r}"),
         s => panic!("expected failure, got {s:?}"),
@@ -178,24 +281,42 @@ fn device_faults_are_retried_elsewhere_and_total_failure_is_reported() {
     for p in &phys {
         p.set_faults(Faults::default());
     }
-    engine.submit("recovered", TestWork::new("porep", 1), None).unwrap();
-    assert!(matches!(engine.await_job("recovered", None).unwrap().status, JobStatus::Completed(_)));
+    engine
+        .submit("recovered", TestWork::new("porep", 1), None)
+        .unwrap();
+    assert!(matches!(
+        engine.await_job("recovered", None).unwrap().status,
+        JobStatus::Completed(_)
+    ));
     engine.shutdown(Duration::from_secs(1), false);
 }
 
 #[test]
 fn critical_work_overtakes_queued_low_priority_partitions() {
-    let (devs, _) = sim_devices(1, Faults { delay: Duration::from_millis(50), ..Faults::default() });
+    let (devs, _) = sim_devices(
+        1,
+        Faults {
+            delay: Duration::from_millis(50),
+            ..Faults::default()
+        },
+    );
     let mut c = cfg(1);
     c.synthesis_threads = 1;
     let engine = Engine::start(c, devs).unwrap();
-    engine.submit("bulk", TestWork::new("porep", 12), Some(Priority::Low)).unwrap();
+    engine
+        .submit("bulk", TestWork::new("porep", 12), Some(Priority::Low))
+        .unwrap();
     std::thread::sleep(Duration::from_millis(150));
-    engine.submit("winning", TestWork::new("winning-post", 1), None).unwrap();
+    engine
+        .submit("winning", TestWork::new("winning-post", 1), None)
+        .unwrap();
     let w = engine.await_job("winning", None).unwrap();
     assert!(matches!(w.status, JobStatus::Completed(_)));
     let bulk = engine.await_job("bulk", Some(Duration::ZERO)).unwrap();
-    assert!(!bulk.status.is_terminal(), "winning finished while the bulk job still had partitions");
+    assert!(
+        !bulk.status.is_terminal(),
+        "winning finished while the bulk job still had partitions"
+    );
     engine.await_job("bulk", None).unwrap();
     engine.shutdown(Duration::from_secs(1), false);
 }
@@ -204,17 +325,42 @@ fn critical_work_overtakes_queued_low_priority_partitions() {
 /// while waiting for the lock; critical work arriving then must still go next.
 #[test]
 fn critical_work_is_not_stuck_behind_a_worker_already_waiting_for_the_device() {
-    let (devs, _) = sim_devices(1, Faults { delay: Duration::from_millis(150), ..Faults::default() });
+    let (devs, _) = sim_devices(
+        1,
+        Faults {
+            delay: Duration::from_millis(150),
+            ..Faults::default()
+        },
+    );
     let engine = Engine::start(cfg(2), devs).unwrap();
     let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-    engine.submit("bulk", TestWork::logged("porep", 10, "bulk", &log), Some(Priority::Low)).unwrap();
+    engine
+        .submit(
+            "bulk",
+            TestWork::logged("porep", 10, "bulk", &log),
+            Some(Priority::Low),
+        )
+        .unwrap();
     std::thread::sleep(Duration::from_millis(400));
     let before = log.lock().unwrap().len();
-    engine.submit("winning", TestWork::logged("winning-post", 1, "winning", &log), None).unwrap();
+    engine
+        .submit(
+            "winning",
+            TestWork::logged("winning-post", 1, "winning", &log),
+            None,
+        )
+        .unwrap();
     engine.await_job("winning", None).unwrap();
     engine.await_job("bulk", None).unwrap();
     let log = log.lock().unwrap();
-    let pos = log.iter().skip(before).position(|l| l == "winning").unwrap();
-    assert!(pos <= 1, "winning proved after {pos} more bulk partitions: {log:?}");
+    let pos = log
+        .iter()
+        .skip(before)
+        .position(|l| l == "winning")
+        .unwrap();
+    assert!(
+        pos <= 1,
+        "winning proved after {pos} more bulk partitions: {log:?}"
+    );
     engine.shutdown(Duration::from_secs(1), false);
 }

@@ -7,13 +7,17 @@
 //! synthetic, non-interactive PoRep; Window V1 and V1_1) share their circuit.
 
 use cuzk_groth16::Pce;
-use filecoin_proofs::parameters::{public_params, window_post_public_params, winning_post_public_params};
+use filecoin_proofs::parameters::{
+    public_params, window_post_public_params, winning_post_public_params,
+};
 use filecoin_proofs::{DefaultPieceHasher, MerkleTreeTrait, TreeRHasher};
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
 use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
-use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
+use storage_proofs_update::{
+    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound,
+};
 
 use crate::error::{Error, Result};
 use crate::plan::with_tree;
@@ -71,7 +75,10 @@ impl CircuitSpec {
     }
 }
 
-fn identifier_of<Tree: 'static + MerkleTreeTrait>(kind: ProofKind, size: SectorSize) -> Result<String> {
+fn identifier_of<Tree: 'static + MerkleTreeTrait>(
+    kind: ProofKind,
+    size: SectorSize,
+) -> Result<String> {
     match kind {
         ProofKind::PoRep => SealProof::of(size, 1)
             .porep_config()
@@ -88,9 +95,13 @@ fn identifier_of<Tree: 'static + MerkleTreeTrait>(kind: ProofKind, size: SectorS
     }
 }
 
-fn update_identifier<Tree: 'static + MerkleTreeTrait>(pp: &storage_proofs_update::PublicParams) -> String {
+fn update_identifier<Tree: 'static + MerkleTreeTrait>(
+    pp: &storage_proofs_update::PublicParams,
+) -> String {
     // The update compound is only defined for Poseidon trees; every registered shape is one.
-    fn inner<T: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(pp: &storage_proofs_update::PublicParams) -> String {
+    fn inner<T: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+        pp: &storage_proofs_update::PublicParams,
+    ) -> String {
         <EmptySectorUpdateCompound<T> as CacheableParameters<EmptySectorUpdateCircuit<T>, _>>::cache_identifier(pp)
     }
     inner::<PoseidonTree<Tree>>(pp)
@@ -108,7 +119,8 @@ fn extract_blank<Tree: 'static + MerkleTreeTrait>(spec: &CircuitSpec) -> Result<
     let id = &spec.identifier;
     let pce = match spec.kind {
         ProofKind::PoRep => {
-            let pp = public_params::<Tree>(&SealProof::of(spec.size, 1).porep_config()).map_err(Error::proofs)?;
+            let pp = public_params::<Tree>(&SealProof::of(spec.size, 1).porep_config())
+                .map_err(Error::proofs)?;
             let c: StackedCircuit<Tree, DefaultPieceHasher> =
                 <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
                     StackedDrg<'_, Tree, DefaultPieceHasher>,
@@ -124,16 +136,19 @@ fn extract_blank<Tree: 'static + MerkleTreeTrait>(spec: &CircuitSpec) -> Result<
                 winning_post_public_params::<Tree>(&cfg)
             }
             .map_err(Error::proofs)?;
-            let c: FallbackPoStCircuit<Tree> =
-                <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::blank_circuit(&pp);
+            let c: FallbackPoStCircuit<Tree> = <FallbackPoStCompound<Tree> as CompoundProof<
+                FallbackPoSt<'_, Tree>,
+                _,
+            >>::blank_circuit(&pp);
             Pce::extract(id, c)?
         }
         ProofKind::SnapDeals => {
             let pp = storage_proofs_update::PublicParams::from_sector_size(spec.size.bytes());
-            let c: EmptySectorUpdateCircuit<PoseidonTree<Tree>> = <EmptySectorUpdateCompound<PoseidonTree<Tree>> as CompoundProof<
-                EmptySectorUpdate<PoseidonTree<Tree>>,
-                _,
-            >>::blank_circuit(&pp);
+            let c: EmptySectorUpdateCircuit<PoseidonTree<Tree>> =
+                <EmptySectorUpdateCompound<PoseidonTree<Tree>> as CompoundProof<
+                    EmptySectorUpdate<PoseidonTree<Tree>>,
+                    _,
+                >>::blank_circuit(&pp);
             Pce::extract(id, c)?
         }
     };
@@ -142,5 +157,8 @@ fn extract_blank<Tree: 'static + MerkleTreeTrait>(spec: &CircuitSpec) -> Result<
 
 /// Every circuit of a sector size, in a fixed order.
 pub fn all_circuits(size: SectorSize) -> Result<Vec<CircuitSpec>> {
-    ProofKind::ALL.into_iter().map(|k| CircuitSpec::of(k, size)).collect()
+    ProofKind::ALL
+        .into_iter()
+        .map(|k| CircuitSpec::of(k, size))
+        .collect()
 }

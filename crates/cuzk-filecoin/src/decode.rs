@@ -56,7 +56,10 @@ impl<Tree: MerkleTreeTrait> C1VanillaProofs<Tree> {
         }
     }
 
-    pub fn for_size(size: crate::registry::SectorSize, v: Vec<Vec<VanillaSealProof<Tree>>>) -> Self {
+    pub fn for_size(
+        size: crate::registry::SectorSize,
+        v: Vec<Vec<VanillaSealProof<Tree>>>,
+    ) -> Self {
         use crate::registry::SectorSize::*;
         match size {
             S2KiB => C1VanillaProofs::StackedDrg2KiBV1(v),
@@ -105,7 +108,9 @@ type Unwrapped<'a> = (std::borrow::Cow<'a, [u8]>, Option<(u64, u64)>);
 
 fn unwrap_c1(bytes: &[u8]) -> Result<Unwrapped<'_>, InputError> {
     if bytes.is_empty() {
-        return Err(InputError::new("the PoRep vanilla proof (C1 output) is empty"));
+        return Err(InputError::new(
+            "the PoRep vanilla proof (C1 output) is empty",
+        ));
     }
     match serde_json::from_slice::<C1Wrapper>(bytes) {
         Ok(w) => {
@@ -119,10 +124,15 @@ fn unwrap_c1(bytes: &[u8]) -> Result<Unwrapped<'_>, InputError> {
 }
 
 /// Decodes a C1 output, plain or wrapped.
-pub(crate) fn decode_c1<Tree: MerkleTreeTrait>(bytes: &[u8]) -> Result<PoRepInput<Tree>, InputError> {
+pub(crate) fn decode_c1<Tree: MerkleTreeTrait>(
+    bytes: &[u8],
+) -> Result<PoRepInput<Tree>, InputError> {
     let (json, wrapper) = unwrap_c1(bytes)?;
-    let c1: C1Output<Tree> = serde_json::from_slice(&json)
-        .map_err(|e| InputError::new(format!("C1 output is not a valid SealCommitPhase1Output: {e}")))?;
+    let c1: C1Output<Tree> = serde_json::from_slice(&json).map_err(|e| {
+        InputError::new(format!(
+            "C1 output is not a valid SealCommitPhase1Output: {e}"
+        ))
+    })?;
     Ok(PoRepInput { c1, wrapper })
 }
 
@@ -144,7 +154,9 @@ pub(crate) fn decode_post_vanilla<Tree: 'static + MerkleTreeTrait>(
     list: &[Vec<u8>],
 ) -> Result<Vec<FallbackPoStSectorProof<Tree>>, InputError> {
     if list.is_empty() {
-        return Err(InputError::new("no vanilla proofs given (one per sector is needed)"));
+        return Err(InputError::new(
+            "no vanilla proofs given (one per sector is needed)",
+        ));
     }
     list.iter()
         .enumerate()
@@ -153,12 +165,16 @@ pub(crate) fn decode_post_vanilla<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// Decodes one bincode update `PartitionProof` per partition.
-pub(crate) fn decode_update_vanilla<Tree>(list: &[Vec<u8>]) -> Result<Vec<PartitionProof<Tree>>, InputError>
+pub(crate) fn decode_update_vanilla<Tree>(
+    list: &[Vec<u8>],
+) -> Result<Vec<PartitionProof<Tree>>, InputError>
 where
     Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>,
 {
     if list.is_empty() {
-        return Err(InputError::new("no vanilla proofs given (one per partition is needed)"));
+        return Err(InputError::new(
+            "no vanilla proofs given (one per partition is needed)",
+        ));
     }
     list.iter()
         .enumerate()
@@ -209,8 +225,10 @@ pub fn decode_c1_for_filecoin_proofs<Tree: 'static + MerkleTreeTrait>(
     bytes: &[u8],
 ) -> Result<filecoin_proofs::SealCommitPhase1Output<Tree>, InputError> {
     let c1 = decode_c1::<Tree>(bytes)?.c1;
-    let replica_id = <Tree::Hasher as filecoin_hashers::Hasher>::Domain::try_from_bytes(&domain_bytes(&c1.replica_id))
-        .map_err(|_| InputError::new("replica id is not a valid field element"))?;
+    let replica_id = <Tree::Hasher as filecoin_hashers::Hasher>::Domain::try_from_bytes(
+        &domain_bytes(&c1.replica_id),
+    )
+    .map_err(|_| InputError::new("replica id is not a valid field element"))?;
     Ok(filecoin_proofs::SealCommitPhase1Output {
         vanilla_proofs: c1.vanilla_proofs.into_inner(),
         comm_r: c1.comm_r,

@@ -26,10 +26,11 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use filecoin_proofs::{
-    add_piece, clear_cache, encode_into, generate_fallback_sector_challenges, generate_partition_proofs,
-    generate_piece_commitment, generate_single_vanilla_proof, seal_commit_phase1, seal_pre_commit_phase1,
-    seal_pre_commit_phase2, MerkleTreeTrait, PaddedBytesAmount, PrivateReplicaInfo, SectorShapeBase,
-    SectorUpdateConfig, UnpaddedBytesAmount,
+    add_piece, clear_cache, encode_into, generate_fallback_sector_challenges,
+    generate_partition_proofs, generate_piece_commitment, generate_single_vanilla_proof,
+    seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2, MerkleTreeTrait,
+    PaddedBytesAmount, PrivateReplicaInfo, SectorShapeBase, SectorUpdateConfig,
+    UnpaddedBytesAmount,
 };
 use rand::{Rng, RngCore, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -158,7 +159,10 @@ impl Manifest {
         let path = dir.join(MANIFEST);
         let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
         serde_json::from_slice(&bytes).map_err(|e| {
-            Error::io(&path, std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))
+            Error::io(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+            )
         })
     }
 
@@ -178,7 +182,11 @@ impl Manifest {
                 req.vanilla_proof = read(&self.porep.c1_json)?;
             }
             ProofKind::WinningPoSt | ProofKind::WindowPoSt => {
-                let f = if kind == ProofKind::WinningPoSt { &self.winning } else { &self.window };
+                let f = if kind == ProofKind::WinningPoSt {
+                    &self.winning
+                } else {
+                    &self.window
+                };
                 req.registered_proof = Some(f.registered_proof);
                 req.randomness = h(&f.randomness);
                 req.partition_index = f.partition_index;
@@ -189,7 +197,12 @@ impl Manifest {
                 req.comm_r_old = h(&self.snap.comm_r_old);
                 req.comm_r_new = h(&self.snap.comm_r_new);
                 req.comm_d_new = h(&self.snap.comm_d_new);
-                req.vanilla_proofs = self.snap.vanilla.iter().map(|v| read(v)).collect::<Result<_>>()?;
+                req.vanilla_proofs = self
+                    .snap
+                    .vanilla
+                    .iter()
+                    .map(|v| read(v))
+                    .collect::<Result<_>>()?;
             }
         }
         Ok(req)
@@ -220,7 +233,10 @@ fn blake3_file(path: &Path) -> Result<String> {
     Ok(h.finalize().to_hex().to_string())
 }
 
-fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<()> {
+fn write_file(
+    path: &Path,
+    f: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> Result<()> {
     let tmp = path.with_extension("tmp");
     let res = (|| {
         let mut w = BufWriter::new(File::create(&tmp)?);
@@ -232,7 +248,12 @@ fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> std::io::Resu
 }
 
 /// Makes (or checks) the insecure parameters of one circuit; returns its manifest entry.
-fn ensure_params(spec: &CircuitSpec, dir: &Path, store: &CircuitStore, progress: &dyn Progress) -> Result<ParamEntry> {
+fn ensure_params(
+    spec: &CircuitSpec,
+    dir: &Path,
+    store: &CircuitStore,
+    progress: &dyn Progress,
+) -> Result<ParamEntry> {
     let params_path = dir.join(spec.params_file_name());
     let vk_path = dir.join(spec.vk_file_name());
     let sidecar = params_path.with_extension("params.blake3");
@@ -290,16 +311,29 @@ fn random_file(path: &Path, len: u64, rng: &mut impl RngCore) -> Result<()> {
     fs::write(path, &data).map_err(|e| Error::io(path, e))
 }
 
-fn stage_piece(dir: &Path, name: &str, size: u64, rng: &mut impl RngCore) -> Result<(PathBuf, filecoin_proofs::PieceInfo)> {
+fn stage_piece(
+    dir: &Path,
+    name: &str,
+    size: u64,
+    rng: &mut impl RngCore,
+) -> Result<(PathBuf, filecoin_proofs::PieceInfo)> {
     let unpadded = UnpaddedBytesAmount::from(PaddedBytesAmount(size));
     let piece = dir.join(format!("{name}.piece"));
     random_file(&piece, unpadded.0, rng)?;
-    let info = generate_piece_commitment(File::open(&piece).map_err(|e| Error::io(&piece, e))?, unpadded)
-        .map_err(proofs_err("piece commitment"))?;
+    let info = generate_piece_commitment(
+        File::open(&piece).map_err(|e| Error::io(&piece, e))?,
+        unpadded,
+    )
+    .map_err(proofs_err("piece commitment"))?;
     let staged = dir.join(format!("{name}.staged"));
     let mut out = File::create(&staged).map_err(|e| Error::io(&staged, e))?;
-    add_piece(File::open(&piece).map_err(|e| Error::io(&piece, e))?, &mut out, unpadded, &[])
-        .map_err(proofs_err("add piece"))?;
+    add_piece(
+        File::open(&piece).map_err(|e| Error::io(&piece, e))?,
+        &mut out,
+        unpadded,
+        &[],
+    )
+    .map_err(proofs_err("add piece"))?;
     Ok((staged, info))
 }
 
@@ -328,7 +362,8 @@ fn seal_sector<Tree: 'static + MerkleTreeTrait>(
         &pieces,
     )
     .map_err(proofs_err("seal pre-commit phase 1"))?;
-    let out = seal_pre_commit_phase2(&config, p1, &cache, &sealed).map_err(proofs_err("seal pre-commit phase 2"))?;
+    let out = seal_pre_commit_phase2(&config, p1, &cache, &sealed)
+        .map_err(proofs_err("seal pre-commit phase 2"))?;
     Ok((
         Sealed {
             sector_id,
@@ -426,21 +461,28 @@ fn make_sector_inputs<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::
 
     let t = Instant::now();
     progress.step("PoSt vanilla proofs");
-    let post = |kind: ProofKind, sealed: &[&Sealed], name: &str, rng: &mut rand_chacha::ChaCha8Rng| -> Result<PoStFixture> {
+    let post = |kind: ProofKind,
+                sealed: &[&Sealed],
+                name: &str,
+                rng: &mut rand_chacha::ChaCha8Rng|
+     -> Result<PoStFixture> {
         let proof = PoStProof::current(kind, size);
         let cfg = proof.post_config();
         let randomness = post_randomness(rng);
         let ids: Vec<SectorId> = sealed.iter().map(|s| SectorId::from(s.sector_id)).collect();
-        let challenges = generate_fallback_sector_challenges::<Tree>(&cfg, &randomness, &ids, prover)
-            .map_err(proofs_err("PoSt challenges"))?;
+        let challenges =
+            generate_fallback_sector_challenges::<Tree>(&cfg, &randomness, &ids, prover)
+                .map_err(proofs_err("PoSt challenges"))?;
         let mut vanilla = Vec::new();
         for (i, s) in sealed.iter().enumerate() {
-            let replica = PrivateReplicaInfo::<Tree>::new(s.sealed.clone(), s.comm_r, s.cache.clone())
-                .map_err(proofs_err("replica info"))?;
+            let replica =
+                PrivateReplicaInfo::<Tree>::new(s.sealed.clone(), s.comm_r, s.cache.clone())
+                    .map_err(proofs_err("replica info"))?;
             let id = SectorId::from(s.sector_id);
             let v = generate_single_vanilla_proof::<Tree>(&cfg, id, &replica, &challenges[&id])
                 .map_err(proofs_err("PoSt vanilla proof"))?;
-            let bytes = bincode::serialize(&v).map_err(|e| Error::proofs(format!("bincode: {e}")))?;
+            let bytes =
+                bincode::serialize(&v).map_err(|e| Error::proofs(format!("bincode: {e}")))?;
             vanilla.push(write_input(&format!("{name}-{i}.bin"), &bytes)?);
         }
         Ok(PoStFixture {
@@ -463,7 +505,9 @@ fn make_sector_inputs<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::
     let new_sealed = sectors.join("sector-1-update.sealed");
     let new_cache = sectors.join("sector-1-update.cache");
     fs::create_dir_all(&new_cache).map_err(|e| Error::io(&new_cache, e))?;
-    let len = fs::metadata(&s1.sealed).map_err(|e| Error::io(&s1.sealed, e))?.len();
+    let len = fs::metadata(&s1.sealed)
+        .map_err(|e| Error::io(&s1.sealed, e))?
+        .len();
     OpenOptions::new()
         .create(true)
         .truncate(true)
@@ -471,8 +515,16 @@ fn make_sector_inputs<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::
         .open(&new_sealed)
         .and_then(|f| f.set_len(len))
         .map_err(|e| Error::io(&new_sealed, e))?;
-    let encoded = encode_into::<Tree>(&ucfg, &new_sealed, &new_cache, &s1.sealed, &s1.cache, &staged, &[info])
-        .map_err(proofs_err("SnapDeals encoding"))?;
+    let encoded = encode_into::<Tree>(
+        &ucfg,
+        &new_sealed,
+        &new_cache,
+        &s1.sealed,
+        &s1.cache,
+        &staged,
+        &[info],
+    )
+    .map_err(proofs_err("SnapDeals encoding"))?;
     let partition_proofs = generate_partition_proofs::<Tree>(
         ucfg,
         s1.comm_r,
@@ -515,16 +567,28 @@ pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) ->
     let store = CircuitStore::new(&params_dir, &out.join("cache"));
     let mut params = Vec::new();
     for kind in ProofKind::ALL {
-        params.push(ensure_params(&CircuitSpec::of(kind, size)?, &params_dir, &store, progress)?);
+        params.push(ensure_params(
+            &CircuitSpec::of(kind, size)?,
+            &params_dir,
+            &store,
+            progress,
+        )?);
     }
     if let Ok(m) = Manifest::load(out) {
         let mut files: Vec<&String> = vec![&m.porep.c1_json, &m.porep.c1_wrapped];
-        files.extend(m.winning.vanilla.iter().chain(&m.window.vanilla).chain(&m.snap.vanilla));
+        files.extend(
+            m.winning
+                .vanilla
+                .iter()
+                .chain(&m.window.vanilla)
+                .chain(&m.snap.vanilla),
+        );
         if m.params == params && files.iter().all(|f| out.join(f).exists()) {
             return Ok(m);
         }
     }
-    let (porep, winning, window, snap) = make_sector_inputs::<SectorShapeBase>(out, size, progress)?;
+    let (porep, winning, window, snap) =
+        make_sector_inputs::<SectorShapeBase>(out, size, progress)?;
     let m = Manifest {
         insecure_test_parameters: true,
         note: "INSECURE TEST PARAMETERS: generated from a fixed seed; anyone can forge proofs against them. Never use them for real sectors.".into(),
@@ -537,6 +601,8 @@ pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) ->
         snap,
     };
     let path = out.join(MANIFEST);
-    write_file(&path, |w| serde_json::to_writer_pretty(w, &m).map_err(std::io::Error::other))?;
+    write_file(&path, |w| {
+        serde_json::to_writer_pretty(w, &m).map_err(std::io::Error::other)
+    })?;
     Ok(m)
 }

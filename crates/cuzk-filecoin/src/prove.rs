@@ -71,7 +71,11 @@ pub fn prove_plan(
     let params = store.params(spec)?;
     t.params_load = s.elapsed();
     let s = Instant::now();
-    let pce = if opts.use_pce { Some(store.pce(spec)?) } else { None };
+    let pce = if opts.use_pce {
+        Some(store.pce(spec)?)
+    } else {
+        None
+    };
     t.pce_load = s.elapsed();
 
     let mut proof = Vec::with_capacity(plan.partitions() * crate::verify::PARTITION_PROOF_BYTES);

@@ -12,9 +12,8 @@
 use std::fmt;
 
 use filecoin_proofs::{
-    PoRepConfig, PoStConfig, PoStType, SectorSize as FpSectorSize,
-    WINDOW_POST_CHALLENGE_COUNT, WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT,
-    WINNING_POST_SECTOR_COUNT,
+    PoRepConfig, PoStConfig, PoStType, SectorSize as FpSectorSize, WINDOW_POST_CHALLENGE_COUNT,
+    WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT, WINNING_POST_SECTOR_COUNT,
 };
 
 use storage_proofs_core::api_version::{ApiFeature, ApiVersion};
@@ -68,7 +67,11 @@ impl ProofKind {
         ProofKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| InputError::new(format!("unknown proof kind '{s}' (expected porep, snap, window-post or winning-post)")))
+            .ok_or_else(|| {
+                InputError::new(format!(
+                    "unknown proof kind '{s}' (expected porep, snap, window-post or winning-post)"
+                ))
+            })
     }
 }
 
@@ -130,7 +133,11 @@ impl SectorSize {
         SectorSize::ALL
             .into_iter()
             .find(|x| x.label().eq_ignore_ascii_case(s))
-            .ok_or_else(|| InputError::new(format!("unknown sector size '{s}' (expected 2KiB, 8MiB, 512MiB, 32GiB or 64GiB)")))
+            .ok_or_else(|| {
+                InputError::new(format!(
+                    "unknown sector size '{s}' (expected 2KiB, 8MiB, 512MiB, 32GiB or 64GiB)"
+                ))
+            })
     }
 
     /// "2KiB", "8MiB", ...
@@ -156,7 +163,10 @@ impl SectorSize {
     }
 
     fn index(self) -> u64 {
-        SectorSize::ALL.iter().position(|s| *s == self).expect("listed") as u64
+        SectorSize::ALL
+            .iter()
+            .position(|s| *s == self)
+            .expect("listed") as u64
     }
 }
 
@@ -262,7 +272,11 @@ impl PoStProof {
 
     /// The current registered proof of `kind` and `size` (Winning V1, Window V1_1).
     pub fn current(kind: ProofKind, size: SectorSize) -> Self {
-        let base = if kind == ProofKind::WinningPoSt { 0 } else { 10 };
+        let base = if kind == ProofKind::WinningPoSt {
+            0
+        } else {
+            10
+        };
         PoStProof {
             id: base + size.index(),
             size,
@@ -377,13 +391,19 @@ mod tests {
     fn seal_proof_numbers() {
         assert_eq!(SealProof::from_id(5).unwrap().name(), "StackedDrg2KiBV1_1");
         assert_eq!(SealProof::from_id(8).unwrap().size, SectorSize::S32GiB);
-        assert_eq!(SealProof::from_id(19).unwrap().name(), "StackedDrg64GiBV1_2_Feat_NonInteractivePoRep");
+        assert_eq!(
+            SealProof::from_id(19).unwrap().name(),
+            "StackedDrg64GiBV1_2_Feat_NonInteractivePoRep"
+        );
         assert!(SealProof::from_id(20).is_err());
         let c = SealProof::from_id(5).unwrap().porep_config();
         assert_eq!(c.porep_id[0], 5);
         assert_eq!(c.api_version, ApiVersion::V1_1_0);
         assert_eq!(usize::from(c.partitions), 1);
-        assert_eq!(usize::from(SealProof::from_id(8).unwrap().porep_config().partitions), 10);
+        assert_eq!(
+            usize::from(SealProof::from_id(8).unwrap().porep_config().partitions),
+            10
+        );
     }
 
     #[test]
@@ -394,9 +414,17 @@ mod tests {
         assert_eq!(w.size, SectorSize::S2KiB);
         assert_eq!(w.post_config().api_version, ApiVersion::V1_2_0);
         assert_eq!(w.post_config().sector_count, 2);
-        let w32 = PoStProof::from_id(13, ProofKind::WindowPoSt).unwrap().post_config();
+        let w32 = PoStProof::from_id(13, ProofKind::WindowPoSt)
+            .unwrap()
+            .post_config();
         assert_eq!(w32.sector_count, 2349);
-        assert_eq!(PoStProof::from_id(0, ProofKind::WinningPoSt).unwrap().post_config().challenge_count, 66);
+        assert_eq!(
+            PoStProof::from_id(0, ProofKind::WinningPoSt)
+                .unwrap()
+                .post_config()
+                .challenge_count,
+            66
+        );
     }
 
     #[test]
@@ -409,7 +437,10 @@ mod tests {
     #[test]
     fn sizes_parse() {
         assert_eq!(SectorSize::parse("2KiB").unwrap(), SectorSize::S2KiB);
-        assert_eq!(SectorSize::parse("34359738368").unwrap(), SectorSize::S32GiB);
+        assert_eq!(
+            SectorSize::parse("34359738368").unwrap(),
+            SectorSize::S32GiB
+        );
         assert!(SectorSize::parse("3KiB").is_err());
     }
 }

@@ -115,7 +115,14 @@ impl<T> Resident<T> {
         lock(&self.entries).remove(id).map(|e| e.bytes)
     }
 
-    fn insert(&self, id: &str, srs_id: String, value: Arc<T>, bytes: u64, mem: Option<Reservation>) {
+    fn insert(
+        &self,
+        id: &str,
+        srs_id: String,
+        value: Arc<T>,
+        bytes: u64,
+        mem: Option<Reservation>,
+    ) {
         lock(&self.entries).insert(
             id.to_owned(),
             Entry {
@@ -229,7 +236,8 @@ impl CircuitStore {
             .len();
         let mem = self.reserve(spec, bytes)?;
         let p = Arc::new(Parameters::read_file(&path, self.check)?);
-        self.params.insert(&spec.identifier, spec.srs_id(), p.clone(), bytes, mem);
+        self.params
+            .insert(&spec.identifier, spec.srs_id(), p.clone(), bytes, mem);
         Ok(p)
     }
 
@@ -279,7 +287,8 @@ impl CircuitStore {
         let bytes = pce.stats().bytes as u64;
         let mem = self.reserve(spec, bytes)?;
         let pce = Arc::new(pce);
-        self.pces.insert(&spec.identifier, spec.srs_id(), pce.clone(), bytes, mem);
+        self.pces
+            .insert(&spec.identifier, spec.srs_id(), pce.clone(), bytes, mem);
         Ok(pce)
     }
 }

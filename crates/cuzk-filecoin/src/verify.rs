@@ -20,11 +20,12 @@ fn load_vk(plan: &dyn ProofPlan) -> Result<groth16::PreparedVerifyingKey<Bls12>>
         path: path.clone(),
         reason: format!("cannot read verifying key: {e}"),
     })?;
-    let vk = groth16::VerifyingKey::<Bls12>::read(Cursor::new(bytes)).map_err(|e| Error::Params {
-        circuit: spec.srs_id(),
-        path,
-        reason: format!("invalid verifying key: {e}"),
-    })?;
+    let vk =
+        groth16::VerifyingKey::<Bls12>::read(Cursor::new(bytes)).map_err(|e| Error::Params {
+            circuit: spec.srs_id(),
+            path,
+            reason: format!("invalid verifying key: {e}"),
+        })?;
     Ok(groth16::prepare_verifying_key(&vk))
 }
 
@@ -43,7 +44,11 @@ fn verify_with(
 
 /// Verifies partition `k`'s proof alone against the circuit's verifying key (from the
 /// parameter directory filecoin-proofs reads) and the partition's public inputs.
-pub(crate) fn verify_partition_with_vk(plan: &dyn ProofPlan, k: usize, proof: &[u8]) -> Result<bool> {
+pub(crate) fn verify_partition_with_vk(
+    plan: &dyn ProofPlan,
+    k: usize,
+    proof: &[u8],
+) -> Result<bool> {
     verify_with(plan, &load_vk(plan)?, k, proof)
 }
 
@@ -66,7 +71,8 @@ pub fn bad_partitions(plan: &dyn ProofPlan, proof: &[u8]) -> Result<Vec<usize>> 
 
 /// Verifies the assembled proof with filecoin-proofs; on failure names the bad partitions.
 pub fn verify_assembled(plan: &dyn ProofPlan, proof: &[u8]) -> Result<()> {
-    let ok = proof.len() == plan.partitions() * PARTITION_PROOF_BYTES && plan.verify(proof).unwrap_or(false);
+    let ok = proof.len() == plan.partitions() * PARTITION_PROOF_BYTES
+        && plan.verify(proof).unwrap_or(false);
     if ok {
         return Ok(());
     }

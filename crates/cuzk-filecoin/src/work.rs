@@ -22,7 +22,9 @@ pub struct FilecoinWork {
 
 impl std::fmt::Debug for FilecoinWork {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FilecoinWork").field("kind", &self.plan.kind()).finish_non_exhaustive()
+        f.debug_struct("FilecoinWork")
+            .field("kind", &self.plan.kind())
+            .finish_non_exhaustive()
     }
 }
 
@@ -70,11 +72,17 @@ impl ProofWork for FilecoinWork {
     }
 
     fn synthesize(&self, k: usize) -> Result<Synthesized, String> {
-        let syn = guard(|| self.plan.synthesize(k, self.pce.as_deref())).map_err(|e| e.to_string())?;
+        let syn =
+            guard(|| self.plan.synthesize(k, self.pce.as_deref())).map_err(|e| e.to_string())?;
         Ok(Box::new(syn.assignment))
     }
 
-    fn prove(&self, k: usize, synthesized: &Synthesized, device: &DeviceGuard<'_>) -> Result<Vec<u8>, String> {
+    fn prove(
+        &self,
+        k: usize,
+        synthesized: &Synthesized,
+        device: &DeviceGuard<'_>,
+    ) -> Result<Vec<u8>, String> {
         let pa = synthesized
             .downcast_ref::<ProvingAssignment>()
             .ok_or("partition was not synthesized by this work")?;

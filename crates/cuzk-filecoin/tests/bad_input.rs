@@ -40,7 +40,8 @@ fn porep_bad_inputs() {
     r.vanilla_proof.truncate(r.vanilla_proof.len() / 2);
     expect(&r, "not valid JSON");
     let mut r = good.clone();
-    r.vanilla_proof = b"{\"SectorNum\":1,\"Phase1Out\":\"%%%not base64%%%\",\"SectorSize\":2048}".to_vec();
+    r.vanilla_proof =
+        b"{\"SectorNum\":1,\"Phase1Out\":\"%%%not base64%%%\",\"SectorSize\":2048}".to_vec();
     expect(&r, "Phase1Out is not valid base64");
     let mut r = good.clone();
     r.registered_proof = Some(8); // 32GiB V1_1
@@ -90,13 +91,19 @@ fn post_bad_inputs() {
     expect(&r, "no vanilla proofs given");
     let mut r = good.clone();
     r.vanilla_proofs[0].truncate(100);
-    expect(&r, "vanilla proof 0 (FallbackPoStSectorProof) is not valid bincode");
+    expect(
+        &r,
+        "vanilla proof 0 (FallbackPoStSectorProof) is not valid bincode",
+    );
     let mut r = good.clone();
     r.vanilla_proofs.reverse();
     expect(&r, "sector ids must be unique and ascending");
     let mut r = good.clone();
     r.registered_proof = Some(13); // 32GiB window
-    expect(&r, "vanilla proof 0 is not for 32GiB sectors (registered proof 13)");
+    expect(
+        &r,
+        "vanilla proof 0 is not for 32GiB sectors (registered proof 13)",
+    );
     let mut r = good.clone();
     r.registered_proof = Some(2);
     expect(&r, "registered PoSt proof 2 is not a window-post proof");

@@ -15,14 +15,27 @@ use cuzk_filecoin::{plan, CircuitStore, FilecoinWork, ProofKind};
 #[test]
 fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
     let f = fixtures();
-    let store = Arc::new(CircuitStore::new(f.dir.join("params"), &f.dir.join("cache")));
-    let phys: Vec<_> = (0..4).map(|_| SimPhysical::new(Faults::default())).collect();
+    let store = Arc::new(CircuitStore::new(
+        f.dir.join("params"),
+        &f.dir.join("cache"),
+    ));
+    let phys: Vec<_> = (0..4)
+        .map(|_| SimPhysical::new(Faults::default()))
+        .collect();
     let devices = phys
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let info = DeviceInfo { id: format!("sim:{i}"), name: "simulated".into(), memory_total: 8 << 30 };
-            Device::new(info, Arc::new(SimBackend::new(format!("sim:{i}"), p.clone())), 8 << 30)
+            let info = DeviceInfo {
+                id: format!("sim:{i}"),
+                name: "simulated".into(),
+                memory_total: 8 << 30,
+            };
+            Device::new(
+                info,
+                Arc::new(SimBackend::new(format!("sim:{i}"), p.clone())),
+                8 << 30,
+            )
         })
         .collect();
     let cfg = EngineConfig {
@@ -53,9 +66,16 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
     let mut synthetic = Vec::new();
     for j in 0..200 {
         let kind = ["porep", "snap", "window-post", "winning-post"][j % 4];
-        let prio = [None, Some(Priority::Low), Some(Priority::High), Some(Priority::Critical)][(j / 4) % 4];
+        let prio = [
+            None,
+            Some(Priority::Low),
+            Some(Priority::High),
+            Some(Priority::Critical),
+        ][(j / 4) % 4];
         let id = format!("synthetic-{j}");
-        engine.submit(&id, SyntheticWork::new(kind, 1 + j % 3), prio).unwrap();
+        engine
+            .submit(&id, SyntheticWork::new(kind, 1 + j % 3), prio)
+            .unwrap();
         synthetic.push(id);
     }
     for id in &ids {
@@ -67,7 +87,11 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
     }
     for id in &synthetic {
         let v = engine.await_job(id, None).unwrap();
-        assert!(matches!(v.status, JobStatus::Completed(ref p) if p.len() % 192 == 0 && !p.is_empty()), "{id}: {:?}", v.status);
+        assert!(
+            matches!(v.status, JobStatus::Completed(ref p) if p.len() % 192 == 0 && !p.is_empty()),
+            "{id}: {:?}",
+            v.status
+        );
     }
     assert!(phys.iter().all(|p| p.violations() == 0));
     let st = engine.status();
@@ -75,7 +99,10 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
     assert_eq!(st.metrics["window-post"].completed, 3 + 50);
     assert_eq!(st.metrics["snap"].completed, 1 + 50);
     assert_eq!(st.metrics["porep"].completed, 50);
-    assert!(st.devices.iter().all(|d| !d.busy.is_zero()), "every device worked");
+    assert!(
+        st.devices.iter().all(|d| !d.busy.is_zero()),
+        "every device worked"
+    );
     assert_eq!(st.host_memory.0, 0);
     engine.shutdown(Duration::from_secs(5), false);
 }

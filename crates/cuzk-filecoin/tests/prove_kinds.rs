@@ -11,10 +11,19 @@ fn prove(kind: ProofKind, use_pce: bool) -> Vec<u8> {
     let f = fixtures();
     let req = f.manifest.request(&f.dir, kind).unwrap();
     let p = plan(&req).unwrap();
-    let out = prove_plan(p.as_ref(), &f.store, &CpuBackend::new(), ProveOptions { use_pce }).unwrap();
+    let out = prove_plan(
+        p.as_ref(),
+        &f.store,
+        &CpuBackend::new(),
+        ProveOptions { use_pce },
+    )
+    .unwrap();
     assert_eq!(out.proof.len(), p.partitions() * 192);
     // prove_plan verified already; ask filecoin-proofs once more, explicitly.
-    assert!(p.verify(&out.proof).unwrap(), "{kind} proof rejected by filecoin-proofs");
+    assert!(
+        p.verify(&out.proof).unwrap(),
+        "{kind} proof rejected by filecoin-proofs"
+    );
     out.proof
 }
 
@@ -49,7 +58,9 @@ fn a_changed_byte_is_reported_with_its_partition() {
         let mut bad = proof.clone();
         bad[pos] ^= 0x01;
         match verify_assembled(p.as_ref(), &bad) {
-            Err(Error::Verification { bad_partitions }) => assert_eq!(bad_partitions, vec![0], "byte {pos}"),
+            Err(Error::Verification { bad_partitions }) => {
+                assert_eq!(bad_partitions, vec![0], "byte {pos}")
+            }
             other => panic!("byte {pos}: expected a verification failure, got {other:?}"),
         }
     }
@@ -65,7 +76,10 @@ fn wrapped_c1_plans_the_same_proof() {
     req.sector_number = 0; // taken from the wrapper
     let wrapped = plan(&req).unwrap();
     assert_eq!(plain.partitions(), wrapped.partitions());
-    assert_eq!(plain.public_inputs(0).unwrap(), wrapped.public_inputs(0).unwrap());
+    assert_eq!(
+        plain.public_inputs(0).unwrap(),
+        wrapped.public_inputs(0).unwrap()
+    );
 }
 
 #[test]
@@ -73,11 +87,14 @@ fn parameters_are_charged_to_the_budget_and_evicted_least_recently_used_when_unr
     use cuzk_filecoin::{CircuitSpec, CircuitStore, SectorSize, Tier};
     let f = fixtures();
     let win = CircuitSpec::of(ProofKind::WinningPoSt, SectorSize::S2KiB).unwrap();
-    let win_bytes = std::fs::metadata(f.dir.join("params").join(win.params_file_name())).unwrap().len();
+    let win_bytes = std::fs::metadata(f.dir.join("params").join(win.params_file_name()))
+        .unwrap()
+        .len();
     let window = CircuitSpec::of(ProofKind::WindowPoSt, SectorSize::S2KiB).unwrap();
     // Room for the WinningPoSt parameters and little else.
     let budget = cuzk_engine::MemoryBudget::new("host", win_bytes + 1000);
-    let store = CircuitStore::new(f.dir.join("params"), &f.dir.join("cache")).with_budget(budget.clone());
+    let store =
+        CircuitStore::new(f.dir.join("params"), &f.dir.join("cache")).with_budget(budget.clone());
     let held = store.params(&win).unwrap();
     assert_eq!(budget.used(), win_bytes);
     let st = store.srs_status();

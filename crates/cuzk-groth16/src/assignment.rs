@@ -28,7 +28,8 @@ impl Density {
             self.b_aux.set(aux_base + i);
         }
         for i in child.b_input.iter_ones() {
-            self.b_input.set(if i == 0 { 0 } else { input_base + i - 1 });
+            self.b_input
+                .set(if i == 0 { 0 } else { input_base + i - 1 });
         }
     }
 }

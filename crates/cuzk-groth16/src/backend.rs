@@ -112,7 +112,9 @@ impl ProvingBackend for CpuBackend {
         let hi_bits = log_n - lo_bits;
         let lo_tab: Vec<Fr> = (0..1usize << lo_bits)
             .into_par_iter()
-            .map(|lo| Fr::from_scalar(&g.pow_vartime([(bit_reverse(lo, lo_bits) << hi_bits) as u64])))
+            .map(|lo| {
+                Fr::from_scalar(&g.pow_vartime([(bit_reverse(lo, lo_bits) << hi_bits) as u64]))
+            })
             .collect();
         let hi_tab: Vec<Fr> = (0..1usize << hi_bits)
             .into_par_iter()
@@ -159,9 +161,11 @@ impl ProvingBackend for CpuBackend {
         d.dif(&mut va, true);
         let mut h = vec![Scalar::ZERO; n - 1];
         powers_into(&mut h, g_inv, 0, n_inv);
-        h.par_iter_mut()
-            .enumerate()
-            .for_each(|(i, x)| *x = va[bit_reverse(i, log_n)].mul(Fr::from_scalar(x)).to_scalar());
+        h.par_iter_mut().enumerate().for_each(|(i, x)| {
+            *x = va[bit_reverse(i, log_n)]
+                .mul(Fr::from_scalar(x))
+                .to_scalar()
+        });
         Ok(h)
     }
 

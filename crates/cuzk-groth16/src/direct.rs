@@ -127,7 +127,8 @@ impl ConstraintSystem<Scalar> for EvaluatingCs {
         );
         let (i, x, d) = (&self.inputs, &self.aux, &mut self.density);
         self.a.push(eval(&la, i, x, None, Some(&mut d.a_aux)));
-        self.b.push(eval(&lb, i, x, Some(&mut d.b_input), Some(&mut d.b_aux)));
+        self.b
+            .push(eval(&lb, i, x, Some(&mut d.b_input), Some(&mut d.b_aux)));
         self.c.push(eval(&lc, i, x, None, None));
     }
 
@@ -154,7 +155,8 @@ impl ConstraintSystem<Scalar> for EvaluatingCs {
         self.a.extend_from_slice(&other.a);
         self.b.extend_from_slice(&other.b);
         self.c.extend_from_slice(&other.c);
-        self.inputs.extend_from_slice(other.inputs.get(1..).unwrap_or(&[]));
+        self.inputs
+            .extend_from_slice(other.inputs.get(1..).unwrap_or(&[]));
         self.aux.extend_from_slice(&other.aux);
     }
 }

@@ -138,7 +138,11 @@ impl Domain {
     }
 
     fn check_len(&self, v: &[Fr]) {
-        assert_eq!(v.len(), self.size(), "NTT input length must equal the domain size");
+        assert_eq!(
+            v.len(),
+            self.size(),
+            "NTT input length must equal the domain size"
+        );
     }
 
     /// Decimation in frequency: `v` in natural order becomes its transform (by `omega`, or
@@ -245,7 +249,6 @@ impl Domain {
             .invert()
             .expect("the domain size is nonzero in the field")
     }
-
 }
 
 #[inline(always)]
@@ -253,7 +256,11 @@ fn dif_butterflies(lo: &mut [Fr], hi: &mut [Fr], j0: usize, tw: StageTwiddles<'_
     for (j, (u, v)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
         let (a, b) = (*u, *v);
         *u = a.add(b);
-        *v = if j0 + j == 0 { a.sub(b) } else { a.sub(b).mul(tw.w(j0 + j)) };
+        *v = if j0 + j == 0 {
+            a.sub(b)
+        } else {
+            a.sub(b).mul(tw.w(j0 + j))
+        };
     }
 }
 

@@ -35,7 +35,9 @@ fn lagrange_at(domain: &Domain, tau: Scalar) -> Result<Vec<Scalar>> {
     let n = domain.size();
     let z = tau.pow_vartime([n as u64]) - Scalar::ONE;
     if bool::from(z.is_zero()) {
-        return Err(Error::Encoding("tau fell on the evaluation domain; use another seed".into()));
+        return Err(Error::Encoding(
+            "tau fell on the evaluation domain; use another seed".into(),
+        ));
     }
     let mut omega_pows = vec![Scalar::ZERO; n];
     powers_into(&mut omega_pows, domain.omega(), 0, Scalar::ONE);
@@ -131,8 +133,12 @@ pub fn generate_parameters_with(pce: &Pce, t: &Trapdoor) -> Result<Parameters> {
     let qap = qap_at(pce, &lagrange);
     drop(lagrange);
 
-    let combined = |i: usize, scale: Scalar| (beta * qap.u[i] + alpha * qap.v[i] + qap.w[i]) * scale;
-    let ic_scalars: Vec<Scalar> = (0..ni).into_par_iter().map(|i| combined(i, gamma_inv)).collect();
+    let combined =
+        |i: usize, scale: Scalar| (beta * qap.u[i] + alpha * qap.v[i] + qap.w[i]) * scale;
+    let ic_scalars: Vec<Scalar> = (0..ni)
+        .into_par_iter()
+        .map(|i| combined(i, gamma_inv))
+        .collect();
     let l_scalars: Vec<Scalar> = (ni..qap.u.len())
         .into_par_iter()
         .map(|i| combined(i, delta_inv))
@@ -169,7 +175,10 @@ pub fn generate_parameters_with(pce: &Pce, t: &Trapdoor) -> Result<Parameters> {
     let a = fixed_base_g1(g1, &a_scalars);
     let b_g1 = fixed_base_g1(g1, &b_scalars);
     let b_g2 = fixed_base_g2(g2, &b_scalars);
-    let ic: Vec<_> = fixed_base_g1(g1, &ic_scalars).iter().map(g1_affine).collect();
+    let ic: Vec<_> = fixed_base_g1(g1, &ic_scalars)
+        .iter()
+        .map(g1_affine)
+        .collect();
 
     let vk = VerifyingKey {
         alpha_g1: (g1 * alpha).into(),

@@ -93,7 +93,11 @@ pub fn scalar_bytes(scalars: &[Scalar]) -> Vec<u8> {
 
 /// `sum_i scalars[i] * bases[i]` in G1. The lengths must be equal.
 pub fn msm_g1(bases: &[G1Base], scalars: &[Scalar]) -> G1Projective {
-    assert_eq!(bases.len(), scalars.len(), "MSM bases and scalars differ in length");
+    assert_eq!(
+        bases.len(),
+        scalars.len(),
+        "MSM bases and scalars differ in length"
+    );
     if bases.is_empty() {
         return G1Projective::identity();
     }
@@ -102,7 +106,11 @@ pub fn msm_g1(bases: &[G1Base], scalars: &[Scalar]) -> G1Projective {
 
 /// `sum_i scalars[i] * bases[i]` in G2. The lengths must be equal.
 pub fn msm_g2(bases: &[G2Base], scalars: &[Scalar]) -> G2Projective {
-    assert_eq!(bases.len(), scalars.len(), "MSM bases and scalars differ in length");
+    assert_eq!(
+        bases.len(),
+        scalars.len(),
+        "MSM bases and scalars differ in length"
+    );
     if bases.is_empty() {
         return G2Projective::identity();
     }
@@ -120,8 +128,12 @@ mod tests {
     fn matches_naive_sum_with_edge_scalars() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let n = 300;
-        let points: Vec<G1Affine> = (0..n).map(|_| G1Projective::random(&mut rng).to_affine()).collect();
-        let points2: Vec<G2Affine> = (0..n).map(|_| G2Projective::random(&mut rng).to_affine()).collect();
+        let points: Vec<G1Affine> = (0..n)
+            .map(|_| G1Projective::random(&mut rng).to_affine())
+            .collect();
+        let points2: Vec<G2Affine> = (0..n)
+            .map(|_| G2Projective::random(&mut rng).to_affine())
+            .collect();
         let mut scalars: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
         scalars[0] = Scalar::ZERO;
         scalars[1] = -Scalar::ONE;

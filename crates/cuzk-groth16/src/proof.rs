@@ -38,7 +38,8 @@ impl Proof {
                 bytes.len()
             )));
         }
-        let bad = |what: &str| Error::Encoding(format!("proof element {what} is not a valid point"));
+        let bad =
+            |what: &str| Error::Encoding(format!("proof element {what} is not a valid point"));
         let a: G1Affine = Option::from(G1Affine::from_compressed(
             bytes[..48].try_into().expect("48 bytes"),
         ))
@@ -52,7 +53,9 @@ impl Proof {
         ))
         .ok_or_else(|| bad("C"))?;
         if bool::from(a.is_identity() | b.is_identity() | c.is_identity()) {
-            return Err(Error::Encoding("proof element is the point at infinity".into()));
+            return Err(Error::Encoding(
+                "proof element is the point at infinity".into(),
+            ));
         }
         Ok(Proof { a, b, c })
     }

@@ -91,8 +91,16 @@ pub fn check_params(params: &dyn ParameterSource, pa: &ProvingAssignment) -> Res
         ("h", params.h().len(), n - 1),
         ("l", params.l().len(), w.aux.len()),
         ("a", params.a().len(), w.inputs.len() + d.a_aux.count()),
-        ("b_g1", params.b_g1().len(), d.b_input.count() + d.b_aux.count()),
-        ("b_g2", params.b_g2().len(), d.b_input.count() + d.b_aux.count()),
+        (
+            "b_g1",
+            params.b_g1().len(),
+            d.b_input.count() + d.b_aux.count(),
+        ),
+        (
+            "b_g2",
+            params.b_g2().len(),
+            d.b_input.count() + d.b_aux.count(),
+        ),
     ];
     for (what, have, want) in checks {
         if have != want {
@@ -101,11 +109,18 @@ pub fn check_params(params: &dyn ParameterSource, pa: &ProvingAssignment) -> Res
             )));
         }
     }
-    if d.a_aux.len() != w.aux.len() || d.b_aux.len() != w.aux.len() || d.b_input.len() != w.inputs.len() {
-        return Err(Error::LayoutMismatch("densities do not cover the witness".into()));
+    if d.a_aux.len() != w.aux.len()
+        || d.b_aux.len() != w.aux.len()
+        || d.b_input.len() != w.inputs.len()
+    {
+        return Err(Error::LayoutMismatch(
+            "densities do not cover the witness".into(),
+        ));
     }
     if bool::from(params.vk().delta_g1.is_identity() | params.vk().delta_g2.is_identity()) {
-        return Err(Error::ParamsMismatch("delta is the identity (subverted parameters)".into()));
+        return Err(Error::ParamsMismatch(
+            "delta is the identity (subverted parameters)".into(),
+        ));
     }
     Ok(())
 }

@@ -25,7 +25,9 @@ use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::msm::{g1_affine, g1_base, g1_base_bytes, g2_affine, g2_base, g2_base_bytes, G1Base, G2Base};
+use crate::msm::{
+    g1_affine, g1_base, g1_base_bytes, g2_affine, g2_base, g2_base_bytes, G1Base, G2Base,
+};
 
 const G1_BYTES: usize = 96;
 const G2_BYTES: usize = 192;
@@ -157,7 +159,8 @@ impl Point for G1Base {
             PointCheck::OnCurve => G1Affine::from_uncompressed_unchecked(b).into(),
             PointCheck::Subgroup => G1Affine::from_uncompressed(b).into(),
         };
-        p.filter(|p| !bool::from(p.is_identity())).map(|p| g1_base(&p))
+        p.filter(|p| !bool::from(p.is_identity()))
+            .map(|p| g1_base(&p))
     }
 }
 
@@ -169,7 +172,8 @@ impl Point for G2Base {
             PointCheck::OnCurve => G2Affine::from_uncompressed_unchecked(b).into(),
             PointCheck::Subgroup => G2Affine::from_uncompressed(b).into(),
         };
-        p.filter(|p| !bool::from(p.is_identity())).map(|p| g2_base(&p))
+        p.filter(|p| !bool::from(p.is_identity()))
+            .map(|p| g2_base(&p))
     }
 }
 
@@ -258,7 +262,9 @@ impl<S: ReadAt + ?Sized> SectionReader<'_, S> {
         let delta_g1 = g1_affine(&self.one::<G1Base>("vk.delta_g1")?);
         let delta_g2 = g2_affine(&self.one::<G2Base>("vk.delta_g2")?);
         let n = self.count("vk.ic")?;
-        if (n as u64).saturating_mul(G1_BYTES as u64) > self.src.len() - self.offset.min(self.src.len()) {
+        if (n as u64).saturating_mul(G1_BYTES as u64)
+            > self.src.len() - self.offset.min(self.src.len())
+        {
             return Err(self.err(format!("truncated: vk.ic announces {n} points")));
         }
         let ic = (0..n)

@@ -160,10 +160,20 @@ impl Circuit<Scalar> for SyntheticCircuit {
             if parts > 1 && CS::is_extensible() {
                 let mut child = CS::new();
                 child.alloc_input(|| "temp one", || Ok(Scalar::ONE))?;
-                synthesize_part(&mut child.namespace(|| format!("part {p}")), &mut rng, n, self.inputs)?;
+                synthesize_part(
+                    &mut child.namespace(|| format!("part {p}")),
+                    &mut rng,
+                    n,
+                    self.inputs,
+                )?;
                 cs.extend(&child);
             } else {
-                synthesize_part(&mut cs.namespace(|| format!("part {p}")), &mut rng, n, self.inputs)?;
+                synthesize_part(
+                    &mut cs.namespace(|| format!("part {p}")),
+                    &mut rng,
+                    n,
+                    self.inputs,
+                )?;
             }
         }
         Ok(())

@@ -10,7 +10,9 @@
 //! child's inputs after the first (its temporary ONE) and all its aux, the mapping the
 //! recording system uses.
 
-use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
 use blstrs::Scalar;
 use ff::Field;
 
@@ -96,7 +98,8 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     }
 
     fn extend(&mut self, other: &Self) {
-        self.inputs.extend_from_slice(other.inputs.get(1..).unwrap_or(&[]));
+        self.inputs
+            .extend_from_slice(other.inputs.get(1..).unwrap_or(&[]));
         self.aux.extend_from_slice(&other.aux);
     }
 

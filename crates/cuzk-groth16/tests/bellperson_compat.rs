@@ -26,7 +26,12 @@ fn setup(circuit: SyntheticCircuit) -> Setup {
     bp_params.write(&mut bytes).unwrap();
     let params = Parameters::read_bytes(&bytes, "bellperson", PointCheck::Subgroup).unwrap();
     let pce = Pce::extract("synthetic", circuit).unwrap();
-    Setup { circuit, bp_params, params, pce }
+    Setup {
+        circuit,
+        bp_params,
+        params,
+        pce,
+    }
 }
 
 fn bp_proof(p: &Proof) -> bp::Proof<Bls12> {
@@ -34,16 +39,33 @@ fn bp_proof(p: &Proof) -> bp::Proof<Bls12> {
 }
 
 fn public_inputs(s: &Setup) -> Vec<Scalar> {
-    synthesize(&s.pce, vec![s.circuit]).unwrap()[0].public_inputs().to_vec()
+    synthesize(&s.pce, vec![s.circuit]).unwrap()[0]
+        .public_inputs()
+        .to_vec()
 }
 
 fn circuits() -> Vec<SyntheticCircuit> {
     vec![
-        SyntheticCircuit { constraints: 1, inputs: 0, parts: 1, seed: 1 },
-        SyntheticCircuit { constraints: 200, inputs: 3, parts: 1, seed: 2 },
+        SyntheticCircuit {
+            constraints: 1,
+            inputs: 0,
+            parts: 1,
+            seed: 1,
+        },
+        SyntheticCircuit {
+            constraints: 200,
+            inputs: 3,
+            parts: 1,
+            seed: 2,
+        },
         // Extensible: bellperson's prover takes the child-system path, its parameter
         // generator the inline path; our recording must agree with both.
-        SyntheticCircuit { constraints: 700, inputs: 2, parts: 3, seed: 3 },
+        SyntheticCircuit {
+            constraints: 700,
+            inputs: 2,
+            parts: 3,
+            seed: 3,
+        },
         // Exactly filling a domain of 2^10.
         SyntheticCircuit::filling_domain(10, 4),
     ]
@@ -56,8 +78,14 @@ fn proofs_are_byte_identical_to_bellperson_with_the_same_r_and_s() {
         let s = setup(circuit);
         let mut rng = ChaCha8Rng::seed_from_u64(99);
         let (r, sv) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let ours = prove(&backend, &s.params, &synthesize(&s.pce, vec![circuit]).unwrap()[0], r, sv)
-            .unwrap();
+        let ours = prove(
+            &backend,
+            &s.params,
+            &synthesize(&s.pce, vec![circuit]).unwrap()[0],
+            r,
+            sv,
+        )
+        .unwrap();
         let theirs = bp::create_proof(circuit, &s.bp_params, r, sv).unwrap();
         let mut theirs_bytes = Vec::new();
         theirs.write(&mut theirs_bytes).unwrap();
@@ -75,7 +103,10 @@ fn bellperson_verifies_our_random_proofs_and_rejects_tampering() {
         let proof = prove_random(&backend, &s.params, pa, &mut rng).unwrap();
         let inputs = public_inputs(&s);
         let bp_pvk = bp::prepare_verifying_key(&s.bp_params.vk);
-        assert!(bp::verify_proof(&bp_pvk, &bp_proof(&proof), &inputs).unwrap(), "{circuit:?}");
+        assert!(
+            bp::verify_proof(&bp_pvk, &bp_proof(&proof), &inputs).unwrap(),
+            "{circuit:?}"
+        );
         let pvk = PreparedVerifyingKey::new(&s.params.vk);
         assert!(pvk.verify(&proof, &inputs).unwrap());
 

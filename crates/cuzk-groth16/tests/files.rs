@@ -11,7 +11,12 @@ use std::sync::OnceLock;
 fn sample_pce() -> &'static (Pce, Vec<u8>) {
     static PCE: OnceLock<(Pce, Vec<u8>)> = OnceLock::new();
     PCE.get_or_init(|| {
-        let circuit = SyntheticCircuit { constraints: 300, inputs: 3, parts: 2, seed: 21 };
+        let circuit = SyntheticCircuit {
+            constraints: 300,
+            inputs: 3,
+            parts: 2,
+            seed: 21,
+        };
         let pce = Pce::extract("porep-test", circuit).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.pce");
@@ -63,7 +68,10 @@ fn pce_with_any_header_byte_changed_is_refused() {
     for i in 0..144 + "porep-test".len() {
         let mut b = bytes.clone();
         b[i] ^= 0x01;
-        assert!(load_bytes(&b, None).is_err(), "header byte {i} changed and still accepted");
+        assert!(
+            load_bytes(&b, None).is_err(),
+            "header byte {i} changed and still accepted"
+        );
     }
 }
 
@@ -91,7 +99,12 @@ proptest! {
 fn sample_params() -> &'static Vec<u8> {
     static P: OnceLock<Vec<u8>> = OnceLock::new();
     P.get_or_init(|| {
-        let circuit = SyntheticCircuit { constraints: 50, inputs: 2, parts: 1, seed: 3 };
+        let circuit = SyntheticCircuit {
+            constraints: 50,
+            inputs: 2,
+            parts: 1,
+            seed: 3,
+        };
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         let p = bp::generate_random_parameters::<Bls12, _, _>(circuit, &mut rng).unwrap();
         let mut bytes = Vec::new();

@@ -13,8 +13,18 @@ use rand_chacha::rand_core::SeedableRng;
 #[test]
 fn parameters_equal_bellpersons_for_the_same_trapdoor() {
     for circuit in [
-        SyntheticCircuit { constraints: 100, inputs: 2, parts: 1, seed: 1 },
-        SyntheticCircuit { constraints: 500, inputs: 3, parts: 3, seed: 2 },
+        SyntheticCircuit {
+            constraints: 100,
+            inputs: 2,
+            parts: 1,
+            seed: 1,
+        },
+        SyntheticCircuit {
+            constraints: 500,
+            inputs: 3,
+            parts: 3,
+            seed: 2,
+        },
         SyntheticCircuit::filling_domain(9, 3),
     ] {
         let t = Trapdoor::random(&mut rand_chacha::ChaCha8Rng::seed_from_u64(circuit.seed));
@@ -41,13 +51,20 @@ fn parameters_equal_bellpersons_for_the_same_trapdoor() {
 
 #[test]
 fn generated_parameters_prove_and_verify() {
-    let circuit = SyntheticCircuit { constraints: 3000, inputs: 4, parts: 2, seed: 9 };
+    let circuit = SyntheticCircuit {
+        constraints: 3000,
+        inputs: 4,
+        parts: 2,
+        seed: 9,
+    };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
     let pce = Pce::extract("g", circuit).unwrap();
     let params = generate_insecure_parameters(&pce, &mut rng).unwrap();
     let pa = &synthesize(&pce, vec![circuit]).unwrap()[0];
     let proof = prove_random(&CpuBackend::new(), &params, pa, &mut rng).unwrap();
-    assert!(PreparedVerifyingKey::new(&params.vk).verify(&proof, pa.public_inputs()).unwrap());
+    assert!(PreparedVerifyingKey::new(&params.vk)
+        .verify(&proof, pa.public_inputs())
+        .unwrap());
 }
 
 #[test]
@@ -56,10 +73,18 @@ fn an_unconstrained_variable_is_refused() {
     use blstrs::Scalar;
     struct Loose;
     impl Circuit<Scalar> for Loose {
-        fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
             let x = cs.alloc(|| "x", || Ok(Scalar::from(3u64)))?;
             let _unused = cs.alloc(|| "y", || Ok(Scalar::from(4u64)))?;
-            cs.enforce(|| "x*x", |lc| lc + x, |lc| lc + x, |lc| lc + (Scalar::from(9u64), CS::one()));
+            cs.enforce(
+                || "x*x",
+                |lc| lc + x,
+                |lc| lc + x,
+                |lc| lc + (Scalar::from(9u64), CS::one()),
+            );
             Ok(())
         }
     }

@@ -64,17 +64,34 @@ fn extensible_synthesis_maps_child_one_onto_parent_one() {
 
 #[test]
 fn witness_that_does_not_fit_is_refused() {
-    let small = SyntheticCircuit { constraints: 10, inputs: 1, parts: 1, seed: 1 };
-    let big = SyntheticCircuit { constraints: 20, inputs: 1, parts: 1, seed: 1 };
+    let small = SyntheticCircuit {
+        constraints: 10,
+        inputs: 1,
+        parts: 1,
+        seed: 1,
+    };
+    let big = SyntheticCircuit {
+        constraints: 20,
+        inputs: 1,
+        parts: 1,
+        seed: 1,
+    };
     let pce = Pce::extract("small", small).unwrap();
     let err = pce.evaluate(synthesize_witness(big).unwrap()).unwrap_err();
-    assert!(err.to_string().contains("witness layout does not match"), "{err}");
+    assert!(
+        err.to_string().contains("witness layout does not match"),
+        "{err}"
+    );
 }
 
 #[test]
 fn coefficients_are_compact() {
     let pce = Pce::extract("c", SyntheticCircuit::filling_domain(12, 3)).unwrap();
     let stats = pce.stats();
-    assert_eq!(pce.matrices()[0].coeff_index_bytes(), 2, "narrow indices for small tables");
+    assert_eq!(
+        pce.matrices()[0].coeff_index_bytes(),
+        2,
+        "narrow indices for small tables"
+    );
     assert!(stats.bytes_per_nonzero() < 12.0, "{stats:?}");
 }

@@ -56,17 +56,26 @@ pub struct CliError {
 impl CliError {
     /// The caller's input is at fault.
     pub fn input(msg: impl Into<String>) -> Self {
-        CliError { input: true, message: msg.into() }
+        CliError {
+            input: true,
+            message: msg.into(),
+        }
     }
     /// Something else failed.
     pub fn internal(msg: impl Into<String>) -> Self {
-        CliError { input: false, message: msg.into() }
+        CliError {
+            input: false,
+            message: msg.into(),
+        }
     }
 }
 
 impl From<cuzk_filecoin::Error> for CliError {
     fn from(e: cuzk_filecoin::Error) -> Self {
-        CliError { input: e.is_input(), message: e.to_string() }
+        CliError {
+            input: e.is_input(),
+            message: e.to_string(),
+        }
     }
 }
 

@@ -18,7 +18,10 @@ impl Progress for Spinner {
         if bar.is_hidden() {
             eprintln!("{msg} ...");
         } else {
-            bar.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"));
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                    .expect("valid template"),
+            );
             bar.enable_steady_tick(Duration::from_millis(120));
             bar.set_message(msg.to_owned());
         }

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use cuzk_filecoin::fixtures::{ensure_fixtures, unhex, Manifest};
 use cuzk_filecoin::{
-    bind_filecoin_parameter_dir, plan, prove_plan, CircuitStore, ProofKind, ProofRequest, ProveOptions, SectorSize,
-    StageTimings,
+    bind_filecoin_parameter_dir, plan, prove_plan, CircuitStore, ProofKind, ProofRequest,
+    ProveOptions, SectorSize, StageTimings,
 };
 use cuzk_groth16::CpuBackend;
 
@@ -61,20 +61,27 @@ pub struct ProveArgs {
 fn hex_arg(v: &Option<String>, what: &str) -> Result<Vec<u8>, CliError> {
     match v {
         None => Ok(Vec::new()),
-        Some(s) => unhex(s.trim_start_matches("0x")).ok_or_else(|| CliError::input(format!("--{what} is not hex"))),
+        Some(s) => unhex(s.trim_start_matches("0x"))
+            .ok_or_else(|| CliError::input(format!("--{what} is not hex"))),
     }
 }
 
 /// The parameter directory: the flag, else FIL_PROOFS_PARAMETER_CACHE, else the default.
 pub fn params_dir(flag: Option<PathBuf>) -> PathBuf {
-    flag.or_else(|| std::env::var_os("FIL_PROOFS_PARAMETER_CACHE").filter(|v| !v.is_empty()).map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(cuzk_filecoin::DEFAULT_PARAMETER_DIR))
+    flag.or_else(|| {
+        std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    })
+    .unwrap_or_else(|| PathBuf::from(cuzk_filecoin::DEFAULT_PARAMETER_DIR))
 }
 
 /// Runs `cuzk prove`.
 pub fn prove(args: ProveArgs, cache: &Path) -> Result<(), CliError> {
     let kind = ProofKind::parse(&args.kind).map_err(|e| CliError::input(e.to_string()))?;
-    let read = |p: &PathBuf| std::fs::read(p).map_err(|e| CliError::input(format!("cannot read {}: {e}", p.display())));
+    let read = |p: &PathBuf| {
+        std::fs::read(p).map_err(|e| CliError::input(format!("cannot read {}: {e}", p.display())))
+    };
     let mut req = ProofRequest {
         kind: Some(kind),
         registered_proof: args.registered_proof,
@@ -89,7 +96,9 @@ pub fn prove(args: ProveArgs, cache: &Path) -> Result<(), CliError> {
     };
     if kind == ProofKind::PoRep {
         if args.input.len() != 1 {
-            return Err(CliError::input("PoRep takes exactly one --input (the C1 output)"));
+            return Err(CliError::input(
+                "PoRep takes exactly one --input (the C1 output)",
+            ));
         }
         req.vanilla_proof = read(&args.input[0])?;
     } else {
@@ -99,15 +108,29 @@ pub fn prove(args: ProveArgs, cache: &Path) -> Result<(), CliError> {
     bind_filecoin_parameter_dir(&params, None)?;
     let store = CircuitStore::new(&params, cache);
     let (proof, timings) = prove_request(&req, &store, !args.no_pce)?;
-    std::fs::write(&args.out, &proof).map_err(|e| CliError::internal(format!("cannot write {}: {e}", args.out.display())))?;
+    std::fs::write(&args.out, &proof)
+        .map_err(|e| CliError::internal(format!("cannot write {}: {e}", args.out.display())))?;
     print_timings(kind, &timings);
-    println!("verified: {} bytes written to {}", proof.len(), args.out.display());
+    println!(
+        "verified: {} bytes written to {}",
+        proof.len(),
+        args.out.display()
+    );
     Ok(())
 }
 
-fn prove_request(req: &ProofRequest, store: &CircuitStore, use_pce: bool) -> Result<(Vec<u8>, StageTimings), CliError> {
+fn prove_request(
+    req: &ProofRequest,
+    store: &CircuitStore,
+    use_pce: bool,
+) -> Result<(Vec<u8>, StageTimings), CliError> {
     let p = plan(req)?;
-    let out = prove_plan(p.as_ref(), store, &CpuBackend::new(), ProveOptions { use_pce })?;
+    let out = prove_plan(
+        p.as_ref(),
+        store,
+        &CpuBackend::new(),
+        ProveOptions { use_pce },
+    )?;
     Ok((out.proof, out.timings))
 }
 
@@ -139,7 +162,8 @@ pub struct FixturesArgs {
 
 /// Binds filecoin-proofs to a fixture folder's parameters and parent cache.
 pub fn bind_fixture_dirs(out: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(out.join("params")).map_err(|e| CliError::internal(format!("{}: {e}", out.display())))?;
+    std::fs::create_dir_all(out.join("params"))
+        .map_err(|e| CliError::internal(format!("{}: {e}", out.display())))?;
     bind_filecoin_parameter_dir(&out.join("params"), Some(&out.join("parents")))?;
     Ok(())
 }
@@ -155,7 +179,11 @@ pub fn fixtures(args: FixturesArgs) -> Result<(), CliError> {
         size,
         args.out.display(),
         t.elapsed().as_secs_f64(),
-        m.params.iter().map(|p| format!("{} ({} constraints)", p.kind, p.constraints)).collect::<Vec<_>>().join(", ")
+        m.params
+            .iter()
+            .map(|p| format!("{} ({} constraints)", p.kind, p.constraints))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     Ok(())
 }
@@ -168,11 +196,21 @@ pub fn demo(cache: &Path, use_pce: bool) -> Result<(), CliError> {
     let store = CircuitStore::new(dir.join("params"), &dir.join("cache"));
     println!("| kind | constraints | partitions | synthesis (s) | prove (s) | verify (s) | total (s) | result |");
     println!("|---|---|---|---|---|---|---|---|");
-    for kind in [ProofKind::WinningPoSt, ProofKind::WindowPoSt, ProofKind::SnapDeals, ProofKind::PoRep] {
+    for kind in [
+        ProofKind::WinningPoSt,
+        ProofKind::WindowPoSt,
+        ProofKind::SnapDeals,
+        ProofKind::PoRep,
+    ] {
         let req = m.request(&dir, kind)?;
         let p = plan(&req)?;
         let constraints = store.pce(p.circuit())?.num_constraints();
-        let out = prove_plan(p.as_ref(), &store, &CpuBackend::new(), ProveOptions { use_pce })?;
+        let out = prove_plan(
+            p.as_ref(),
+            &store,
+            &CpuBackend::new(),
+            ProveOptions { use_pce },
+        )?;
         let t = out.timings;
         println!(
             "| {kind} | {constraints} | {} | {:.2} | {:.2} | {:.2} | {:.2} | verified |",
@@ -183,6 +221,9 @@ pub fn demo(cache: &Path, use_pce: bool) -> Result<(), CliError> {
             t.total.as_secs_f64()
         );
     }
-    println!("\nCPU backend; 2KiB sectors sealed locally; INSECURE test parameters (fixed seed) in {}", dir.join("params").display());
+    println!(
+        "\nCPU backend; 2KiB sectors sealed locally; INSECURE test parameters (fixed seed) in {}",
+        dir.join("params").display()
+    );
     Ok(())
 }

@@ -26,7 +26,10 @@ mod tests {
     fn median_of_odd_and_even_counts() {
         let ms = Duration::from_millis;
         assert_eq!(median(&[ms(5), ms(1), ms(3)]), ms(3));
-        assert_eq!(median(&[ms(4), ms(1), ms(3), ms(2)]), Duration::from_micros(2500));
+        assert_eq!(
+            median(&[ms(4), ms(1), ms(3), ms(2)]),
+            Duration::from_micros(2500)
+        );
         assert_eq!(median(&[]), Duration::ZERO);
     }
 }

@@ -16,7 +16,8 @@ pub use work::SyntheticWork;
 
 use cuzk_groth16::blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::{
-    CpuBackend, Error, G1Base, G2Base, ParameterSource, Proof, ProveTimings, ProvingAssignment, ProvingBackend,
+    CpuBackend, Error, G1Base, G2Base, ParameterSource, Proof, ProveTimings, ProvingAssignment,
+    ProvingBackend,
 };
 
 /// Faults a simulated device injects.

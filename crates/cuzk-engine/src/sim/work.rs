@@ -34,8 +34,9 @@ fn shape() -> &'static Shape {
             seed: 5,
         };
         let pce = Pce::extract("synthetic-work", circuit).expect("synthetic circuits record");
-        let params = generate_insecure_parameters(&pce, &mut rand_chacha::ChaCha8Rng::seed_from_u64(9))
-            .expect("synthetic circuits have no unconstrained variables");
+        let params =
+            generate_insecure_parameters(&pce, &mut rand_chacha::ChaCha8Rng::seed_from_u64(9))
+                .expect("synthetic circuits have no unconstrained variables");
         let pvk = PreparedVerifyingKey::new(&params.vk);
         let inputs = pce
             .evaluate(synthesize_witness(circuit).expect("synthetic circuits are satisfiable"))
@@ -84,7 +85,12 @@ impl SyntheticWork {
     }
 
     /// The same, appending `label` to `log` per proved partition.
-    pub fn logged(kind: &'static str, parts: usize, label: &str, log: &Arc<Mutex<Vec<String>>>) -> Arc<Self> {
+    pub fn logged(
+        kind: &'static str,
+        parts: usize,
+        label: &str,
+        log: &Arc<Mutex<Vec<String>>>,
+    ) -> Arc<Self> {
         Arc::new(SyntheticWork {
             log: Some((label.to_owned(), log.clone())),
             ..Arc::try_unwrap(Self::new(kind, parts)).expect("fresh Arc")
@@ -111,14 +117,28 @@ impl ProofWork for SyntheticWork {
         let w = synthesize_witness(s.circuit).map_err(|e| e.to_string())?;
         Ok(Box::new(s.pce.evaluate(w).map_err(|e| e.to_string())?))
     }
-    fn prove(&self, _k: usize, synth: &Synthesized, dev: &DeviceGuard<'_>) -> Result<Vec<u8>, String> {
-        let _mem = dev.alloc("partition", self.device_bytes).map_err(|e| e.to_string())?;
-        let pa = synth.downcast_ref::<ProvingAssignment>().ok_or("not an assignment")?;
+    fn prove(
+        &self,
+        _k: usize,
+        synth: &Synthesized,
+        dev: &DeviceGuard<'_>,
+    ) -> Result<Vec<u8>, String> {
+        let _mem = dev
+            .alloc("partition", self.device_bytes)
+            .map_err(|e| e.to_string())?;
+        let pa = synth
+            .downcast_ref::<ProvingAssignment>()
+            .ok_or("not an assignment")?;
         let mut rng = rand::thread_rng();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let (p, _) = dev.backend().prove(&shape().params, pa, r, s).map_err(|e| e.to_string())?;
+        let (p, _) = dev
+            .backend()
+            .prove(&shape().params, pa, r, s)
+            .map_err(|e| e.to_string())?;
         if let Some((label, log)) = &self.log {
-            log.lock().unwrap_or_else(|e| e.into_inner()).push(label.clone());
+            log.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(label.clone());
         }
         Ok(p.to_bytes().to_vec())
     }

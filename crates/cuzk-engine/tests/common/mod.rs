@@ -13,8 +13,16 @@ pub fn sim_devices(n: usize, faults: Faults) -> (Vec<Arc<Device>>, Vec<Arc<SimPh
     let mut phys = Vec::new();
     for i in 0..n {
         let p = SimPhysical::new(faults.clone());
-        let info = DeviceInfo { id: format!("sim:{i}"), name: "simulated".into(), memory_total: 1 << 30 };
-        devs.push(Device::new(info, Arc::new(SimBackend::new(format!("sim:{i}"), p.clone())), 1 << 30));
+        let info = DeviceInfo {
+            id: format!("sim:{i}"),
+            name: "simulated".into(),
+            memory_total: 1 << 30,
+        };
+        devs.push(Device::new(
+            info,
+            Arc::new(SimBackend::new(format!("sim:{i}"), p.clone())),
+            1 << 30,
+        ));
         phys.push(p);
     }
     (devs, phys)

@@ -65,7 +65,10 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
             .map(String::as_str)
             .or_else(|| p.downcast_ref::<&str>().copied())
             .unwrap_or("unknown panic");
-        Err(InputError::new(format!("the vanilla proofs are malformed (storage-proofs: {msg})")).into())
+        Err(InputError::new(format!(
+            "the vanilla proofs are malformed (storage-proofs: {msg})"
+        ))
+        .into())
     })
 }
 
@@ -143,7 +146,11 @@ pub struct Synthesized {
 }
 
 /// Synthesizes a circuit with or without a PCE; `started` is when building the circuit began.
-pub(crate) fn synthesize_circuit<C>(circuit: C, pce: Option<&Pce>, started: Instant) -> Result<Synthesized>
+pub(crate) fn synthesize_circuit<C>(
+    circuit: C,
+    pce: Option<&Pce>,
+    started: Instant,
+) -> Result<Synthesized>
 where
     C: cuzk_groth16::bellpepper_core::Circuit<blstrs::Scalar>,
 {
@@ -155,11 +162,22 @@ where
             let witness = t.elapsed();
             let t = Instant::now();
             let assignment = pce.evaluate(w)?;
-            Synthesized { assignment, circuit_build, witness, pce_eval: t.elapsed() }
+            Synthesized {
+                assignment,
+                circuit_build,
+                witness,
+                pce_eval: t.elapsed(),
+            }
         }
         None => {
-            let assignment = cuzk_groth16::synthesize_direct(circuit).map_err(cuzk_groth16::Error::from)?;
-            Synthesized { assignment, circuit_build, witness: t.elapsed(), pce_eval: Duration::ZERO }
+            let assignment =
+                cuzk_groth16::synthesize_direct(circuit).map_err(cuzk_groth16::Error::from)?;
+            Synthesized {
+                assignment,
+                circuit_build,
+                witness: t.elapsed(),
+                pce_eval: Duration::ZERO,
+            }
         }
     })
 }

@@ -15,14 +15,18 @@ use storage_proofs_porep::stacked::{
 
 use super::{synthesize_circuit, ProofPlan, Synthesized};
 use crate::circuit::CircuitSpec;
-use crate::decode::{bytes32, decode_c1, peek_c1_registered_proof, poseidon_commitment, sha_commitment};
+use crate::decode::{
+    bytes32, decode_c1, peek_c1_registered_proof, poseidon_commitment, sha_commitment,
+};
 use crate::error::{Error, InputError, Result};
 use crate::registry::{prover_id, ProofKind, SealProof};
 use crate::request::ProofRequest;
 
 type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
-type PubInputs<Tree> =
-    stacked::PublicInputs<<<Tree as MerkleTreeTrait>::Hasher as filecoin_hashers::Hasher>::Domain, Sha256Domain>;
+type PubInputs<Tree> = stacked::PublicInputs<
+    <<Tree as MerkleTreeTrait>::Hasher as filecoin_hashers::Hasher>::Domain,
+    Sha256Domain,
+>;
 
 pub(super) struct PoRepPlan<Tree: 'static + MerkleTreeTrait> {
     spec: CircuitSpec,
@@ -46,7 +50,9 @@ pub(super) fn resolve_registered_proof(req: &ProofRequest) -> Result<SealProof, 
     let from_json = (0..20)
         .map(|id| SealProof::from_id(id).expect("0..20 are registered"))
         .find(|p| p.name() == name)
-        .ok_or_else(|| InputError::new(format!("C1 output names unknown registered proof '{name}'")))?;
+        .ok_or_else(|| {
+            InputError::new(format!("C1 output names unknown registered proof '{name}'"))
+        })?;
     match req.registered_proof {
         None => Ok(from_json),
         Some(id) => {
@@ -136,7 +142,11 @@ impl<Tree: 'static + MerkleTreeTrait> PoRepPlan<Tree> {
             .into());
         }
         let per_partition = config.minimum_challenges().div_ceil(partitions);
-        if let Some((k, p)) = vanilla.iter().enumerate().find(|(_, p)| p.len() != per_partition) {
+        if let Some((k, p)) = vanilla
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.len() != per_partition)
+        {
             return Err(InputError::new(format!(
                 "partition {k} has {} challenge proofs, expected {per_partition}",
                 p.len()
@@ -144,21 +154,26 @@ impl<Tree: 'static + MerkleTreeTrait> PoRepPlan<Tree> {
             .into());
         }
 
-        let compound = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::setup(
-            &compound_proof::SetupParams {
-                vanilla_params: setup_params(&config).map_err(Error::proofs)?,
-                partitions: Some(partitions),
-                priority: false,
-            },
-        )
+        let compound = <Compound<Tree> as CompoundProof<
+            StackedDrg<'_, Tree, DefaultPieceHasher>,
+            _,
+        >>::setup(&compound_proof::SetupParams {
+            vanilla_params: setup_params(&config).map_err(Error::proofs)?,
+            partitions: Some(partitions),
+            priority: false,
+        })
         .map_err(Error::proofs)?;
         let pub_in = stacked::PublicInputs {
-            replica_id: <Tree::Hasher as filecoin_hashers::Hasher>::Domain::try_from_bytes(&crate::decode::domain_bytes(&c1.replica_id))
-                .map_err(|_| InputError::new("replica id is not a valid field element"))?,
+            replica_id: <Tree::Hasher as filecoin_hashers::Hasher>::Domain::try_from_bytes(
+                &crate::decode::domain_bytes(&c1.replica_id),
+            )
+            .map_err(|_| InputError::new("replica id is not a valid field element"))?,
             tau: Some(Tau {
                 comm_d: comm_d_safe,
-                comm_r: <Tree::Hasher as filecoin_hashers::Hasher>::Domain::try_from_bytes(&crate::decode::domain_bytes(&comm_r_safe))
-                    .map_err(|_| InputError::new("comm_r is not a valid field element"))?,
+                comm_r: <Tree::Hasher as filecoin_hashers::Hasher>::Domain::try_from_bytes(
+                    &crate::decode::domain_bytes(&comm_r_safe),
+                )
+                .map_err(|_| InputError::new("comm_r is not a valid field element"))?,
             }),
             k: None,
             seed: Some(seed),
@@ -195,15 +210,21 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoRepPlan<Tree> {
 
     fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<Synthesized> {
         let started = std::time::Instant::now();
-        let circuit: StackedCircuit<Tree, DefaultPieceHasher> =
-            <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
-                &self.pub_in,
-                (),
-                &self.vanilla[k],
-                &self.pub_params,
-                Some(k),
-            )
-            .map_err(|e| InputError::new(format!("partition {k}: the vanilla proofs do not form a circuit: {e:#}")))?;
+        let circuit: StackedCircuit<Tree, DefaultPieceHasher> = <Compound<Tree> as CompoundProof<
+            StackedDrg<'_, Tree, DefaultPieceHasher>,
+            _,
+        >>::circuit(
+            &self.pub_in,
+            (),
+            &self.vanilla[k],
+            &self.pub_params,
+            Some(k),
+        )
+        .map_err(|e| {
+            InputError::new(format!(
+                "partition {k}: the vanilla proofs do not form a circuit: {e:#}"
+            ))
+        })?;
         synthesize_circuit(circuit, pce, started)
     }
 

@@ -7,14 +7,16 @@ use cuzk_groth16::Pce;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
 use filecoin_proofs::{
-    partition_vanilla_proofs, single_partition_vanilla_proofs, FallbackPoStSectorProof, MerkleTreeTrait,
-    PoStConfig, PublicReplicaInfo, VanillaProof,
+    partition_vanilla_proofs, single_partition_vanilla_proofs, FallbackPoStSectorProof,
+    MerkleTreeTrait, PoStConfig, PublicReplicaInfo, VanillaProof,
 };
 use storage_proofs_core::api_version::ApiVersion;
-use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::sector::SectorId;
-use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
+use storage_proofs_post::fallback::{
+    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
+};
 
 use super::{synthesize_circuit, ProofPlan, Synthesized};
 use crate::circuit::CircuitSpec;
@@ -54,7 +56,8 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
             return Err(InputError::new("miner id is missing").into());
         }
         let prover_id = prover_id(req.miner_id);
-        let prover_id_safe = Dom::<Tree>::try_from_bytes(&prover_id).map_err(|_| InputError::new("invalid prover id"))?;
+        let prover_id_safe = Dom::<Tree>::try_from_bytes(&prover_id)
+            .map_err(|_| InputError::new("invalid prover id"))?;
 
         let leaves = (proof.size.bytes() / 32) as usize;
         for (i, v) in vanilla.iter().enumerate() {
@@ -76,7 +79,10 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
         let (vanilla_params, partitions) = match kind {
             ProofKind::WinningPoSt => {
                 if partition_index != 0 {
-                    return Err(InputError::new("WinningPoSt has no partitions; partition index must be 0").into());
+                    return Err(InputError::new(
+                        "WinningPoSt has no partitions; partition index must be 0",
+                    )
+                    .into());
                 }
                 if vanilla.len() != config.sector_count {
                     return Err(InputError::new(format!(
@@ -86,7 +92,10 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
                     ))
                     .into());
                 }
-                (winning_post_setup_params(&config).map_err(Error::proofs)?, None)
+                (
+                    winning_post_setup_params(&config).map_err(Error::proofs)?,
+                    None,
+                )
             }
             _ => {
                 if vanilla.len() > config.sector_count {
@@ -101,7 +110,10 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
                 (window_post_setup_params(&config), None)
             }
         };
-        let sectors: Vec<(SectorId, [u8; 32])> = vanilla.iter().map(|v| (v.sector_id, crate::decode::domain_bytes(&v.comm_r))).collect();
+        let sectors: Vec<(SectorId, [u8; 32])> = vanilla
+            .iter()
+            .map(|v| (v.sector_id, crate::decode::domain_bytes(&v.comm_r)))
+            .collect();
         if let Some(i) = sectors.windows(2).position(|w| w[0].0 >= w[1].0) {
             return Err(InputError::new(format!(
                 "sector ids must be unique and ascending (as verifiers order them): sector {} follows {}",
@@ -109,13 +121,14 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
             ))
             .into());
         }
-        let compound = <Compound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>>>::setup(
-            &compound_proof::SetupParams {
-                vanilla_params,
-                partitions,
-                priority: config.priority,
-            },
-        )
+        let compound = <Compound<Tree> as CompoundProof<
+            FallbackPoSt<'_, Tree>,
+            FallbackPoStCircuit<Tree>,
+        >>::setup(&compound_proof::SetupParams {
+            vanilla_params,
+            partitions,
+            priority: config.priority,
+        })
         .map_err(Error::proofs)?;
         let pub_params = compound.vanilla_params;
         let pub_inputs = fallback::PublicInputs {
@@ -161,7 +174,10 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
         let mut sectors = Vec::new();
         if self.kind == ProofKind::WindowPoSt {
             let first = self.pub_inputs.sectors[0].clone();
-            sectors.extend(std::iter::repeat_n(first, self.partition_index * self.config.sector_count));
+            sectors.extend(std::iter::repeat_n(
+                first,
+                self.partition_index * self.config.sector_count,
+            ));
         }
         sectors.extend(self.pub_inputs.sectors.iter().cloned());
         fallback::PublicInputs {
@@ -191,15 +207,17 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoStPlan<Tree> {
         if k != 0 {
             return Err(InputError::new(format!("partition {k} does not exist")).into());
         }
-        let circuit: FallbackPoStCircuit<Tree> =
-            <Compound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>>>::circuit(
-                &self.pub_inputs,
-                Default::default(),
-                &self.partitioned,
-                &self.pub_params,
-                Some(0),
-            )
-            .map_err(input_err("the vanilla proofs do not form a circuit"))?;
+        let circuit: FallbackPoStCircuit<Tree> = <Compound<Tree> as CompoundProof<
+            FallbackPoSt<'_, Tree>,
+            FallbackPoStCircuit<Tree>,
+        >>::circuit(
+            &self.pub_inputs,
+            Default::default(),
+            &self.partitioned,
+            &self.pub_params,
+            Some(0),
+        )
+        .map_err(input_err("the vanilla proofs do not form a circuit"))?;
         synthesize_circuit(circuit, pce, started)
     }
 
@@ -217,8 +235,14 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoStPlan<Tree> {
             ProofKind::WinningPoSt => {
                 let (id, comm_r) = self.sectors[0];
                 let replicas = [(id, PublicReplicaInfo::new(comm_r).map_err(Error::proofs)?)];
-                filecoin_proofs::verify_winning_post::<Tree>(&self.config, &self.randomness, &replicas, self.prover_id, proof)
-                    .map_err(Error::proofs)
+                filecoin_proofs::verify_winning_post::<Tree>(
+                    &self.config,
+                    &self.randomness,
+                    &replicas,
+                    self.prover_id,
+                    proof,
+                )
+                .map_err(Error::proofs)
             }
             _ if self.partition_index == 0 || self.config.api_version == ApiVersion::V1_2_0 => {
                 // Challenges of API 1.2 do not depend on the sector's global index, so this
@@ -228,11 +252,16 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoStPlan<Tree> {
                     .iter()
                     .map(|(id, c)| Ok((*id, PublicReplicaInfo::new(*c).map_err(Error::proofs)?)))
                     .collect::<Result<BTreeMap<_, _>>>()?;
-                filecoin_proofs::verify_window_post::<Tree>(&self.config, &self.randomness, &replicas, self.prover_id, proof)
-                    .map_err(Error::proofs)
+                filecoin_proofs::verify_window_post::<Tree>(
+                    &self.config,
+                    &self.randomness,
+                    &replicas,
+                    self.prover_id,
+                    proof,
+                )
+                .map_err(Error::proofs)
             }
             _ => crate::verify::verify_partition_with_vk(self, 0, proof),
         }
     }
 }
-

@@ -2,11 +2,13 @@
 
 use blstrs::Scalar;
 use cuzk_groth16::Pce;
-use filecoin_proofs::{MerkleTreeTrait, PartitionProof, PoRepConfig, SectorUpdateConfig, TreeRHasher};
+use filecoin_proofs::{
+    MerkleTreeTrait, PartitionProof, PoRepConfig, SectorUpdateConfig, TreeRHasher,
+};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_update::{
-    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicInputs, PublicParams,
-    SetupParams,
+    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicInputs,
+    PublicParams, SetupParams,
 };
 
 use super::{synthesize_circuit, ProofPlan, Synthesized};
@@ -53,15 +55,16 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> SnapPlan<Tree> {
             comm_r_new: poseidon_commitment(&comm_r_new, "comm_r_new")?,
             h: update.h,
         };
-        let compound = <Compound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, EmptySectorUpdateCircuit<Tree>>>::setup(
-            &compound_proof::SetupParams {
-                vanilla_params: SetupParams {
-                    sector_bytes: u64::from(update.sector_size),
-                },
-                partitions: Some(partitions),
-                priority: false,
+        let compound = <Compound<Tree> as CompoundProof<
+            EmptySectorUpdate<Tree>,
+            EmptySectorUpdateCircuit<Tree>,
+        >>::setup(&compound_proof::SetupParams {
+            vanilla_params: SetupParams {
+                sector_bytes: u64::from(update.sector_size),
             },
-        )
+            partitions: Some(partitions),
+            priority: false,
+        })
         .map_err(Error::proofs)?;
         Ok(SnapPlan {
             spec: CircuitSpec::of(ProofKind::SnapDeals, proof.size)?,
@@ -91,15 +94,21 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> ProofPlan for SnapPl
 
     fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<Synthesized> {
         let started = std::time::Instant::now();
-        let circuit: EmptySectorUpdateCircuit<Tree> =
-            <Compound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, EmptySectorUpdateCircuit<Tree>>>::circuit(
-                &self.pub_inputs,
-                (),
-                &self.vanilla[k],
-                &self.pub_params,
-                Some(k),
-            )
-            .map_err(|e| InputError::new(format!("partition {k}: the vanilla proof does not form a circuit: {e:#}")))?;
+        let circuit: EmptySectorUpdateCircuit<Tree> = <Compound<Tree> as CompoundProof<
+            EmptySectorUpdate<Tree>,
+            EmptySectorUpdateCircuit<Tree>,
+        >>::circuit(
+            &self.pub_inputs,
+            (),
+            &self.vanilla[k],
+            &self.pub_params,
+            Some(k),
+        )
+        .map_err(|e| {
+            InputError::new(format!(
+                "partition {k}: the vanilla proof does not form a circuit: {e:#}"
+            ))
+        })?;
         synthesize_circuit(circuit, pce, started)
     }
 
@@ -123,4 +132,3 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> ProofPlan for SnapPl
         .map_err(Error::proofs)
     }
 }
-

@@ -30,7 +30,11 @@ fn with_lock<T>(dir: &Path, f: impl FnOnce() -> T) -> T {
     std::fs::create_dir_all(dir).expect("fixture dir");
     let lock = dir.join(".generating");
     loop {
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock)
+        {
             Ok(_) => break,
             Err(_) => std::thread::sleep(Duration::from_millis(500)),
         }
@@ -45,9 +49,15 @@ pub fn fixtures() -> &'static Fixtures {
     F.get_or_init(|| {
         let dir = fixture_dir();
         std::fs::create_dir_all(dir.join("params")).expect("fixture dir");
-        bind_filecoin_parameter_dir(&dir.join("params"), Some(&dir.join("parents"))).expect("bind dirs");
-        let manifest = with_lock(&dir, || ensure_fixtures(&dir, SectorSize::S2KiB, &Quiet)).expect("fixtures");
+        bind_filecoin_parameter_dir(&dir.join("params"), Some(&dir.join("parents")))
+            .expect("bind dirs");
+        let manifest =
+            with_lock(&dir, || ensure_fixtures(&dir, SectorSize::S2KiB, &Quiet)).expect("fixtures");
         let store = CircuitStore::new(dir.join("params"), &dir.join("cache"));
-        Fixtures { dir, manifest, store }
+        Fixtures {
+            dir,
+            manifest,
+            store,
+        }
     })
 }

@@ -32,7 +32,9 @@ use crate::bits::DensityBits;
 use crate::error::{Error, Result};
 
 #[cfg(not(target_endian = "little"))]
-compile_error!("the PCE file format is read and written in host byte order, which must be little-endian");
+compile_error!(
+    "the PCE file format is read and written in host byte order, which must be little-endian"
+);
 
 const MAGIC: [u8; 8] = *b"CUZKPCE\0";
 /// The format version this build reads and writes.
@@ -297,7 +299,9 @@ impl Pce {
             return Err(bad("checksum mismatch (the file is corrupt)".into()));
         }
         if fingerprint_of(&c, &body_hash) != h.fingerprint {
-            return Err(bad("fingerprint does not match the body (the header is corrupt)".into()));
+            return Err(bad(
+                "fingerprint does not match the body (the header is corrupt)".into(),
+            ));
         }
 
         let coeffs = coeff_bytes
@@ -374,8 +378,7 @@ fn read_header<R: Read>(path: &Path, r: &mut R) -> Result<PceHeader> {
     let fingerprint: [u8; 32] = fixed[80..112].try_into().expect("32 bytes");
     let checksum: [u8; 32] = fixed[112..144].try_into().expect("32 bytes");
     let mut id = vec![0u8; id_len];
-    r.read_exact(&mut id)
-        .map_err(|_| bad("truncated header"))?;
+    r.read_exact(&mut id).map_err(|_| bad("truncated header"))?;
     let circuit_id = String::from_utf8(id).map_err(|_| bad("circuit id is not UTF-8"))?;
     Ok(PceHeader {
         version,

@@ -179,7 +179,11 @@ impl Pce {
     pub fn evaluate(&self, witness: Witness) -> Result<ProvingAssignment> {
         self.check_witness(&witness)?;
         let n = self.num_constraints();
-        let mut abc = [vec![Scalar::ZERO; n], vec![Scalar::ZERO; n], vec![Scalar::ZERO; n]];
+        let mut abc = [
+            vec![Scalar::ZERO; n],
+            vec![Scalar::ZERO; n],
+            vec![Scalar::ZERO; n],
+        ];
         let [a, b, c] = &mut abc;
         let w = &witness;
         rayon::join(

@@ -219,8 +219,10 @@ fn extend_matrix(
     let base = dst.cols.len() as u64;
     dst.cols
         .extend(src.cols.iter().map(|&c| remap_var(c, input_base, aux_base)));
-    dst.idx.extend(src.idx.iter().map(|&k| coeff_map[k as usize]));
-    dst.row_ptr.extend(src.row_ptr[1..].iter().map(|&p| p + base));
+    dst.idx
+        .extend(src.idx.iter().map(|&k| coeff_map[k as usize]));
+    dst.row_ptr
+        .extend(src.row_ptr[1..].iter().map(|&p| p + base));
 }
 
 impl ConstraintSystem<Scalar> for RecordingCs {

@@ -29,7 +29,11 @@ pub struct Args {
 }
 
 fn engine(pipeline: bool) -> anyhow::Result<Engine> {
-    let info = DeviceInfo { id: "cpu".into(), name: "CPU backend".into(), memory_total: 0 };
+    let info = DeviceInfo {
+        id: "cpu".into(),
+        name: "CPU backend".into(),
+        memory_total: 0,
+    };
     let cpu = Device::new(info, Arc::new(CpuBackend::new()), 16 << 30);
     Ok(Engine::start(
         EngineConfig {
@@ -54,7 +58,10 @@ fn done(engine: &Engine, id: &str) -> anyhow::Result<Duration> {
 
 /// Runs the benchmark and prints markdown tables.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    ensure!(args.porep_jobs >= 1 && args.winning_runs >= 1, "counts must be at least 1");
+    ensure!(
+        args.porep_jobs >= 1 && args.winning_runs >= 1,
+        "counts must be at least 1"
+    );
     let dir = &args.fixtures;
     bind_filecoin_parameter_dir(&dir.join("params"), Some(&dir.join("parents")))?;
     let m = Manifest::load(dir)?;
@@ -100,7 +107,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         idle.push(done(&e, &id)?);
     }
     for j in 0..args.porep_jobs.max(2) {
-        e.submit(&format!("load{j}"), work(ProofKind::PoRep)?, Some(Priority::Normal))?;
+        e.submit(
+            &format!("load{j}"),
+            work(ProofKind::PoRep)?,
+            Some(Priority::Normal),
+        )?;
     }
     std::thread::sleep(Duration::from_secs(2));
     let mut loaded = Vec::new();

@@ -37,14 +37,21 @@ fn params_path(cache: &Path, log_n: u32) -> PathBuf {
 
 /// Parameters from bellperson's generator (insecure: the toxic waste comes from a fixed seed),
 /// cached on disk since generation takes minutes at 2^20.
-fn load_or_generate(cache: &Path, log_n: u32, circuit: SyntheticCircuit) -> anyhow::Result<PathBuf> {
+fn load_or_generate(
+    cache: &Path,
+    log_n: u32,
+    circuit: SyntheticCircuit,
+) -> anyhow::Result<PathBuf> {
     let path = params_path(cache, log_n);
     if path.exists() {
         return Ok(path);
     }
     std::fs::create_dir_all(path.parent().expect("has a parent"))
         .with_context(|| format!("creating {}", path.display()))?;
-    eprintln!("generating test parameters for 2^{log_n} (bellperson, once; cached at {})", path.display());
+    eprintln!(
+        "generating test parameters for 2^{log_n} (bellperson, once; cached at {})",
+        path.display()
+    );
     let t = Instant::now();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed + u64::from(log_n));
     let p = bp::generate_random_parameters::<Bls12, _, _>(circuit, &mut rng)?;
@@ -103,10 +110,16 @@ pub fn run(args: &Args, cache: &Path) -> anyhow::Result<()> {
             let t_w = t.elapsed();
             let pa = pce.evaluate(witness)?;
             let t_e = t.elapsed() - t_w;
-            let (r, s) = (blstrs::Scalar::random(&mut rng), blstrs::Scalar::random(&mut rng));
+            let (r, s) = (
+                blstrs::Scalar::random(&mut rng),
+                blstrs::Scalar::random(&mut rng),
+            );
             let (proof, timings) = prove_timed(&backend, &ours_params, &pa, r, s)?;
             let total = t.elapsed();
-            ensure!(pvk.verify(&proof, pa.public_inputs())?, "our proof failed to verify");
+            ensure!(
+                pvk.verify(&proof, pa.public_inputs())?,
+                "our proof failed to verify"
+            );
             if run > 0 {
                 ours.total.push(total);
                 ours.witness.push(t_w);
@@ -122,8 +135,14 @@ pub fn run(args: &Args, cache: &Path) -> anyhow::Result<()> {
             let t = Instant::now();
             let proof = bp::create_random_proof(circuit, &bp_params, &mut rng)?;
             let total = t.elapsed();
-            let inputs = pce.evaluate(synthesize_witness(circuit)?)?.public_inputs().to_vec();
-            ensure!(bp::verify_proof(&bp_pvk, &proof, &inputs)?, "bellperson's proof failed to verify");
+            let inputs = pce
+                .evaluate(synthesize_witness(circuit)?)?
+                .public_inputs()
+                .to_vec();
+            ensure!(
+                bp::verify_proof(&bp_pvk, &proof, &inputs)?,
+                "bellperson's proof failed to verify"
+            );
             if run > 0 {
                 theirs.push(total);
             }

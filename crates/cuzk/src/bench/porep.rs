@@ -8,8 +8,8 @@ use anyhow::{ensure, Context};
 use cuzk_filecoin::fixtures::Manifest;
 use cuzk_filecoin::registry::prover_id;
 use cuzk_filecoin::{
-    bind_filecoin_parameter_dir, decode_c1_for_filecoin_proofs, plan, prove_plan, CircuitStore, ProofKind,
-    ProveOptions, SealProof,
+    bind_filecoin_parameter_dir, decode_c1_for_filecoin_proofs, plan, prove_plan, CircuitStore,
+    ProofKind, ProveOptions, SealProof,
 };
 use cuzk_groth16::CpuBackend;
 use filecoin_proofs::SectorShapeBase;
@@ -50,7 +50,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let out = prove_plan(p.as_ref(), &store, &backend, ProveOptions::default())?;
         let d = t.elapsed();
         ensure!(out.proof.len() == 192, "unexpected proof length");
-        eprintln!("ours   run {run}: {:.2} s{}", d.as_secs_f64(), if run == 0 { " (warm-up)" } else { "" });
+        eprintln!(
+            "ours   run {run}: {:.2} s{}",
+            d.as_secs_f64(),
+            if run == 0 { " (warm-up)" } else { "" }
+        );
         if run > 0 {
             ours.push(d);
         }
@@ -59,8 +63,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let t = Instant::now();
         let proof = filecoin_proofs::seal_commit_phase2(&config, c1, prover, sector)?.proof;
         let d = t.elapsed();
-        ensure!(proof.len() == 192, "unexpected proof length from filecoin-proofs");
-        eprintln!("theirs run {run}: {:.2} s{}", d.as_secs_f64(), if run == 0 { " (warm-up)" } else { "" });
+        ensure!(
+            proof.len() == 192,
+            "unexpected proof length from filecoin-proofs"
+        );
+        eprintln!(
+            "theirs run {run}: {:.2} s{}",
+            d.as_secs_f64(),
+            if run == 0 { " (warm-up)" } else { "" }
+        );
         if run > 0 {
             theirs.push(d);
         }
@@ -68,7 +79,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let (o, t): (Duration, Duration) = (median(&ours), median(&theirs));
     println!("| proof | ours (CPU, PCE) | filecoin-proofs seal_commit_phase2 (CPU) | speed-up |");
     println!("|---|---|---|---|");
-    println!("| 2KiB PoRep C2 | {} s | {} s | {:.2}x |", secs(o), secs(t), t.as_secs_f64() / o.as_secs_f64());
+    println!(
+        "| 2KiB PoRep C2 | {} s | {} s | {:.2}x |",
+        secs(o),
+        secs(t),
+        t.as_secs_f64() / o.as_secs_f64()
+    );
     println!(
         "\nMedians of {} timed runs per side after one warm-up each; parameters resident; both sides verify their proof; {} threads.",
         args.runs,
