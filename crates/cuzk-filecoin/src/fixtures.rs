@@ -41,7 +41,7 @@ use crate::decode::{C1Output, C1VanillaProofs, C1Wrapper};
 use crate::error::{Error, Result};
 use crate::registry::{prover_id, PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
 use crate::request::ProofRequest;
-use crate::store::CircuitStore;
+use crate::store::{bind_filecoin_parameter_dir, CircuitStore};
 
 /// The miner id fixtures are sealed for.
 pub const FIXTURE_MINER_ID: u64 = 1000;
@@ -553,6 +553,19 @@ fn make_sector_inputs<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::
     Ok((porep, winning, window, snap))
 }
 
+/// Points filecoin-proofs at a fixture folder's parameters and SDR parent cache (creating the
+/// parameter folder); call once per process, before filecoin-proofs is used.
+pub fn bind_fixture_dirs(out: &Path) -> Result<()> {
+    let params = out.join("params");
+    fs::create_dir_all(&params).map_err(|e| Error::io(&params, e))?;
+    bind_filecoin_parameter_dir(&params, Some(&out.join("parents")))
+}
+
+/// The circuit store of a fixture folder: its parameters, and PCEs cached in it.
+pub fn fixture_store(out: &Path) -> CircuitStore {
+    CircuitStore::new(out.join("params"), &out.join("cache"))
+}
+
 /// Creates or checks the fixtures for `size` in `out` (only 2 KiB is supported: it is the
 /// size whose sealing and proving fit a test run).
 pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) -> Result<Manifest> {
@@ -564,7 +577,7 @@ pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) ->
     }
     let params_dir = out.join("params");
     fs::create_dir_all(&params_dir).map_err(|e| Error::io(&params_dir, e))?;
-    let store = CircuitStore::new(&params_dir, &out.join("cache"));
+    let store = fixture_store(out);
     let mut params = Vec::new();
     for kind in ProofKind::ALL {
         params.push(ensure_params(

@@ -93,6 +93,10 @@ impl<T> Resident<T> {
         }
     }
 
+    fn contains(&self, id: &str) -> bool {
+        lock(&self.entries).contains_key(id)
+    }
+
     fn get(&self, id: &str) -> Option<Arc<T>> {
         let mut m = lock(&self.entries);
         let e = m.get_mut(id)?;
@@ -243,7 +247,7 @@ impl CircuitStore {
 
     /// Whether the circuit's parameters are in memory.
     pub fn params_loaded(&self, spec: &CircuitSpec) -> bool {
-        self.params.get(&spec.identifier).is_some()
+        self.params.contains(&spec.identifier)
     }
 
     /// Drops the circuit's parameters from memory (jobs holding them keep their copy);

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cuzk_filecoin::fixtures::{ensure_fixtures, unhex, Manifest};
+use cuzk_filecoin::fixtures::{bind_fixture_dirs, ensure_fixtures, fixture_store, unhex, Manifest};
 use cuzk_filecoin::{
     bind_filecoin_parameter_dir, plan, prove_plan, CircuitStore, ProofKind, ProofRequest,
     ProveOptions, SectorSize, StageTimings,
@@ -160,14 +160,6 @@ pub struct FixturesArgs {
     out: PathBuf,
 }
 
-/// Binds filecoin-proofs to a fixture folder's parameters and parent cache.
-pub fn bind_fixture_dirs(out: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(out.join("params"))
-        .map_err(|e| CliError::internal(format!("{}: {e}", out.display())))?;
-    bind_filecoin_parameter_dir(&out.join("params"), Some(&out.join("parents")))?;
-    Ok(())
-}
-
 /// Runs `cuzk fixtures`.
 pub fn fixtures(args: FixturesArgs) -> Result<(), CliError> {
     let size = SectorSize::parse(&args.sector_size).map_err(|e| CliError::input(e.to_string()))?;
@@ -193,7 +185,7 @@ pub fn demo(cache: &Path, use_pce: bool) -> Result<(), CliError> {
     let dir = cache.join("fixtures-2KiB");
     bind_fixture_dirs(&dir)?;
     let m: Manifest = ensure_fixtures(&dir, SectorSize::S2KiB, &Spinner::default())?;
-    let store = CircuitStore::new(dir.join("params"), &dir.join("cache"));
+    let store = fixture_store(&dir);
     println!("| kind | constraints | partitions | synthesis (s) | prove (s) | verify (s) | total (s) | result |");
     println!("|---|---|---|---|---|---|---|---|");
     for kind in [

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use cuzk_filecoin::fixtures::{ensure_fixtures, Manifest, Quiet};
-use cuzk_filecoin::{bind_filecoin_parameter_dir, CircuitStore, SectorSize};
+use cuzk_filecoin::fixtures::{bind_fixture_dirs, ensure_fixtures, fixture_store, Manifest, Quiet};
+use cuzk_filecoin::{CircuitStore, SectorSize};
 
 pub struct Fixtures {
     pub dir: PathBuf,
@@ -48,12 +48,10 @@ pub fn fixtures() -> &'static Fixtures {
     static F: OnceLock<Fixtures> = OnceLock::new();
     F.get_or_init(|| {
         let dir = fixture_dir();
-        std::fs::create_dir_all(dir.join("params")).expect("fixture dir");
-        bind_filecoin_parameter_dir(&dir.join("params"), Some(&dir.join("parents")))
-            .expect("bind dirs");
+        bind_fixture_dirs(&dir).expect("bind dirs");
         let manifest =
             with_lock(&dir, || ensure_fixtures(&dir, SectorSize::S2KiB, &Quiet)).expect("fixtures");
-        let store = CircuitStore::new(dir.join("params"), &dir.join("cache"));
+        let store = fixture_store(&dir);
         Fixtures {
             dir,
             manifest,

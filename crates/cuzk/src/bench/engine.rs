@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure};
 use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, JobStatus, Priority};
-use cuzk_filecoin::fixtures::Manifest;
-use cuzk_filecoin::{bind_filecoin_parameter_dir, plan, CircuitStore, FilecoinWork, ProofKind};
+use cuzk_filecoin::fixtures::{bind_fixture_dirs, fixture_store, Manifest};
+use cuzk_filecoin::{plan, FilecoinWork, ProofKind};
 use cuzk_groth16::CpuBackend;
 
 use crate::stats::median;
@@ -63,9 +63,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         "counts must be at least 1"
     );
     let dir = &args.fixtures;
-    bind_filecoin_parameter_dir(&dir.join("params"), Some(&dir.join("parents")))?;
+    bind_fixture_dirs(dir)?;
     let m = Manifest::load(dir)?;
-    let store = Arc::new(CircuitStore::new(dir.join("params"), &dir.join("cache")));
+    let store = Arc::new(fixture_store(dir));
     let work = |kind| -> anyhow::Result<Arc<FilecoinWork>> {
         let p = plan(&m.request(dir, kind)?)?;
         Ok(Arc::new(FilecoinWork::new(p, &store, true)?))

@@ -5,11 +5,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context};
-use cuzk_filecoin::fixtures::Manifest;
+use cuzk_filecoin::fixtures::{bind_fixture_dirs, fixture_store, Manifest};
 use cuzk_filecoin::registry::prover_id;
 use cuzk_filecoin::{
-    bind_filecoin_parameter_dir, decode_c1_for_filecoin_proofs, plan, prove_plan, CircuitStore,
-    ProofKind, ProveOptions, SealProof,
+    decode_c1_for_filecoin_proofs, plan, prove_plan, ProofKind, ProveOptions, SealProof,
 };
 use cuzk_groth16::CpuBackend;
 use filecoin_proofs::SectorShapeBase;
@@ -32,11 +31,11 @@ pub struct Args {
 pub fn run(args: &Args) -> anyhow::Result<()> {
     ensure!(args.runs >= 1, "--runs must be at least 1");
     let dir = &args.fixtures;
-    bind_filecoin_parameter_dir(&dir.join("params"), Some(&dir.join("parents")))?;
+    bind_fixture_dirs(dir)?;
     let m = Manifest::load(dir).context("reading the fixture manifest")?;
     let req = m.request(dir, ProofKind::PoRep)?;
     let p = plan(&req)?;
-    let store = CircuitStore::new(dir.join("params"), &dir.join("cache"));
+    let store = fixture_store(dir);
     let backend = CpuBackend::new();
 
     let c1_bytes = std::fs::read(dir.join(&m.porep.c1_json))?;
