@@ -189,12 +189,5 @@ pub fn generate_parameters_with(pce: &Pce, t: &Trapdoor) -> Result<Parameters> {
         delta_g2: (g2 * delta).into(),
         ic,
     };
-    Ok(Parameters {
-        vk,
-        h,
-        l,
-        a,
-        b_g1,
-        b_g2,
-    })
+    Ok(Parameters::new(vk, h, l, a, b_g1, b_g2))
 }

@@ -125,10 +125,95 @@ pub fn check_params(params: &dyn ParameterSource, pa: &ProvingAssignment) -> Res
     Ok(())
 }
 
-/// The proof assembled from the backend's primitives; the default of
-/// [`ProvingBackend::prove`].
+/// Which G1 query an MSM runs over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum G1Query {
+    /// H: one point per power of x below `n - 1`.
+    H,
+    /// L: one point per aux variable.
+    L,
+    /// A: inputs, then aux present in A.
+    A,
+    /// B in G1: inputs present in B, then aux present in B.
+    BG1,
+}
+
+/// The MSMs of one proof, named by query. A backend that keeps copies of the bases (on a
+/// device) implements this over its copies; [`SourceMsm`] runs them over a
+/// [`ParameterSource`].
+pub trait QueryMsm {
+    /// `sum scalars[i] * query[i]`, over the first `scalars.len()` points of `query`.
+    fn g1(&self, query: G1Query, scalars: &[Scalar]) -> Result<G1Projective>;
+    /// `sum scalars[i] * b_g2[i]`.
+    fn b_g2(&self, scalars: &[Scalar]) -> Result<G2Projective>;
+}
+
+/// The MSMs of a backend over a parameter source's points.
+#[derive(Clone, Copy)]
+pub struct SourceMsm<'a, B: ProvingBackend + ?Sized> {
+    /// Computes the MSMs.
+    pub backend: &'a B,
+    /// Holds the bases.
+    pub params: &'a dyn ParameterSource,
+}
+
+impl<B: ProvingBackend + ?Sized> std::fmt::Debug for SourceMsm<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceMsm")
+            .field("backend", &self.backend.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: ProvingBackend + ?Sized> QueryMsm for SourceMsm<'_, B> {
+    fn g1(&self, query: G1Query, scalars: &[Scalar]) -> Result<G1Projective> {
+        let bases = match query {
+            G1Query::H => self.params.h(),
+            G1Query::L => self.params.l(),
+            G1Query::A => self.params.a(),
+            G1Query::BG1 => self.params.b_g1(),
+        };
+        let bases = bases.get(..scalars.len()).ok_or_else(|| {
+            Error::ParamsMismatch(format!(
+                "{query:?} query has {} points, {} scalars",
+                bases.len(),
+                scalars.len()
+            ))
+        })?;
+        self.backend.msm_g1(bases, scalars)
+    }
+    fn b_g2(&self, scalars: &[Scalar]) -> Result<G2Projective> {
+        self.backend.msm_g2(self.params.b_g2(), scalars)
+    }
+}
+
+/// A proof through the backend's individual operations (`compute_h`, `msm_g1`, `msm_g2`):
+/// the default [`ProvingBackend::prove`].
 pub fn prove_composed<B: ProvingBackend + ?Sized>(
     backend: &B,
+    params: &dyn ParameterSource,
+    pa: &ProvingAssignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<(Proof, ProveTimings)> {
+    prove_with(
+        &|a, b, c| backend.compute_h(a, b, c),
+        &SourceMsm { backend, params },
+        params,
+        pa,
+        r,
+        s,
+    )
+}
+
+/// Computes H from a, b, c (as [`ProvingBackend::compute_h`]).
+pub type ComputeH<'a> = dyn Fn(&[Scalar], &[Scalar], &[Scalar]) -> Result<Vec<Scalar>> + 'a;
+
+/// A proof from an H computation and the five MSMs by query, combined with the verifying
+/// key's points: the composition every backend shares.
+pub fn prove_with(
+    compute_h: &ComputeH<'_>,
+    msm: &dyn QueryMsm,
     params: &dyn ParameterSource,
     pa: &ProvingAssignment,
     r: Scalar,
@@ -139,27 +224,27 @@ pub fn prove_composed<B: ProvingBackend + ?Sized>(
     let d = &pa.density;
 
     let t0 = Instant::now();
-    let h = backend.compute_h(&pa.a, &pa.b, &pa.c)?;
+    let h = compute_h(&pa.a, &pa.b, &pa.c)?;
     let ntt = t0.elapsed();
     let t1 = Instant::now();
-    let h_acc = backend.msm_g1(params.h(), &h)?;
+    let h_acc = msm.g1(G1Query::H, &h)?;
     drop(h);
-    let l_acc = backend.msm_g1(params.l(), &w.aux)?;
+    let l_acc = msm.g1(G1Query::L, &w.aux)?;
 
     // A: every input, then the aux present in A (the query's layout).
     let mut a_scalars = w.inputs.clone();
     a_scalars.extend(d.a_aux.iter_ones().map(|i| w.aux[i]));
-    let a_acc = backend.msm_g1(params.a(), &a_scalars)?;
+    let a_acc = msm.g1(G1Query::A, &a_scalars)?;
     drop(a_scalars);
 
     // B: inputs present in B, then aux present in B.
     let mut b_scalars: Vec<Scalar> = d.b_input.iter_ones().map(|i| w.inputs[i]).collect();
     b_scalars.extend(d.b_aux.iter_ones().map(|i| w.aux[i]));
-    let b_g2_acc = backend.msm_g2(params.b_g2(), &b_scalars)?;
+    let b_g2_acc = msm.b_g2(&b_scalars)?;
     let b_g1_acc = if bool::from(r.is_zero()) {
         G1Projective::identity()
     } else {
-        backend.msm_g1(params.b_g1(), &b_scalars)?
+        msm.g1(G1Query::BG1, &b_scalars)?
     };
 
     let msm = t1.elapsed();

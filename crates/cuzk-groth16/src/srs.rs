@@ -76,10 +76,19 @@ pub trait ParameterSource: Send + Sync {
     fn b_g1(&self) -> &[G1Base];
     /// B query in G2, same layout as `b_g1`.
     fn b_g2(&self) -> &[G2Base];
+    /// An identity for these exact points, unique within the process, so a backend may keep
+    /// a copy (on a device) and reuse it for later proofs; None: do not keep copies.
+    fn source_id(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Parameters held in host memory.
-#[derive(Clone, Debug)]
+///
+/// Each value (each clone too) has its own [`ParameterSource::source_id`]: a backend that
+/// keeps device copies keys them by it. Changing the points of a value after a backend has
+/// copied them is not supported; build a new value instead.
+#[derive(Debug)]
 pub struct Parameters {
     /// The verifying key.
     pub vk: VerifyingKey,
@@ -93,6 +102,47 @@ pub struct Parameters {
     pub b_g1: Vec<G1Base>,
     /// B query in G2.
     pub b_g2: Vec<G2Base>,
+    uid: u64,
+}
+
+fn next_uid() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Parameters {
+    /// Parameters from their parts.
+    pub fn new(
+        vk: VerifyingKey,
+        h: Vec<G1Base>,
+        l: Vec<G1Base>,
+        a: Vec<G1Base>,
+        b_g1: Vec<G1Base>,
+        b_g2: Vec<G2Base>,
+    ) -> Self {
+        Parameters {
+            vk,
+            h,
+            l,
+            a,
+            b_g1,
+            b_g2,
+            uid: next_uid(),
+        }
+    }
+}
+
+impl Clone for Parameters {
+    fn clone(&self) -> Self {
+        Parameters::new(
+            self.vk.clone(),
+            self.h.clone(),
+            self.l.clone(),
+            self.a.clone(),
+            self.b_g1.clone(),
+            self.b_g2.clone(),
+        )
+    }
 }
 
 impl ParameterSource for Parameters {
@@ -113,6 +163,9 @@ impl ParameterSource for Parameters {
     }
     fn b_g2(&self) -> &[G2Base] {
         &self.b_g2
+    }
+    fn source_id(&self) -> Option<u64> {
+        Some(self.uid)
     }
 }
 
@@ -306,14 +359,7 @@ fn read_params<S: ReadAt + ?Sized>(src: &S, name: &Path, check: PointCheck) -> R
     let b_g1 = r.section("b_g1")?;
     let b_g2 = r.section("b_g2")?;
     r.expect_end()?;
-    Ok(Parameters {
-        vk,
-        h,
-        l,
-        a,
-        b_g1,
-        b_g2,
-    })
+    Ok(Parameters::new(vk, h, l, a, b_g1, b_g2))
 }
 
 fn open(path: &Path) -> Result<(File, u64)> {

@@ -1,0 +1,88 @@
+// Shared by every translation unit: status conversion, device selection, resident bases.
+#ifndef CUZK_CUDA_COMMON_CUH
+#define CUZK_CUDA_COMMON_CUH
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <stdexcept>
+
+#include <cuda_runtime.h>
+#include <util/exception.cuh>
+#include <util/rusterror.h>
+#include <util/gpu_t.cuh>
+
+#include "cuzk_cuda.h"
+
+namespace cuzk {
+
+// An error of ours (bad index, bad argument), as opposed to a CUDA error.
+struct error : std::runtime_error {
+    int code;
+    error(int c, const std::string& m) : std::runtime_error(m), code(c) {}
+};
+
+inline cuzk_status_t status(int code, const char* message)
+{
+    return cuzk_status_t{code, message ? strdup(message) : nullptr};
+}
+
+// Runs f, turning every exception into a status: nothing propagates across the C ABI.
+template<class F> cuzk_status_t guarded(F f) noexcept
+{
+    try {
+        f();
+        return cuzk_status_t{0, nullptr};
+    } catch (const error& e) {
+        return status(e.code, e.what());
+    } catch (const sppark_error& e) {
+        return status(e.code() ? e.code() : CUZK_INTERNAL, e.what());
+    } catch (const std::bad_alloc&) {
+        return status(CUZK_INTERNAL, "host memory allocation failed");
+    } catch (const std::exception& e) {
+        return status(CUZK_INTERNAL, e.what());
+    } catch (...) {
+        return status(CUZK_INTERNAL, "unknown C++ exception");
+    }
+}
+
+// sppark reports failures from inside its MSM as RustError values; ours become exceptions.
+inline void check(const RustError& e, const char* what)
+{
+    if (e.code != 0) {
+        std::string m = std::string(what) + ": " + (e.message ? e.message : "CUDA error");
+        if (e.message) free(e.message);
+        throw error(e.code, m);
+    }
+}
+
+// sppark's device list entry `device`, made current on this thread. The index is checked:
+// sppark's own select_gpu does not bounds-check.
+inline const gpu_t& select(uint32_t device)
+{
+    if (device >= ngpus())
+        throw error(CUZK_BAD_DEVICE, "device index " + std::to_string(device) +
+                                     " out of range (" + std::to_string(ngpus()) +
+                                     " devices)");
+    return select_gpu((int)device);
+}
+
+inline void require(bool ok, const char* message)
+{
+    if (!ok) throw error(CUZK_BAD_ARGUMENT, message);
+}
+
+} // namespace cuzk
+
+// Bases kept on one device; G1 and G2 implement it in their own translation units (sppark's
+// MSM template is instantiated once per unit through global typedefs).
+struct cuzk_resident {
+    uint32_t device;
+    size_t n;
+    cuzk_resident(uint32_t d, size_t count) : device(d), n(count) {}
+    virtual ~cuzk_resident() {}
+    virtual void msm(const void* scalars, size_t n, void* out) = 0;
+};
+
+#endif

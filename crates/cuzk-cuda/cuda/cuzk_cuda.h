@@ -1,0 +1,79 @@
+// The C ABI between cuzk-cuda's Rust wrapper and its CUDA code.
+//
+// Invariants every function keeps:
+// - The device is an explicit argument (an index into sppark's device list, bounds-checked)
+//   and is made current on the calling thread before any CUDA call.
+// - No C++ exception crosses this boundary: each function catches everything and returns
+//   {code, message}; code 0 is success, the message (or NULL) is malloc'd and released with
+//   cuzk_cuda_free_message.
+// - Field elements are BLS12-381 Fr in Montgomery form (blst_fr, 32 bytes); G1/G2 affine
+//   points are blst_p1_affine/blst_p2_affine (96/192 bytes, Montgomery Fp, infinity = all
+//   zero); results are Jacobian blst_p1/blst_p2 (144/288 bytes).
+#ifndef CUZK_CUDA_H
+#define CUZK_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int32_t code;
+    char* message;
+} cuzk_status_t;
+
+typedef struct {
+    int32_t cuda_ordinal;
+    uint32_t pci_domain, pci_bus, pci_device;
+    int32_t major, minor, sm_count;
+    uint64_t total_bytes, free_bytes;
+    char name[256];
+} cuzk_device_info_t;
+
+// Status codes besides CUDA's own (which are returned negated).
+#define CUZK_BAD_DEVICE 1
+#define CUZK_BAD_ARGUMENT 2
+#define CUZK_INTERNAL 3
+
+void cuzk_cuda_free_message(char* message);
+
+cuzk_status_t cuzk_cuda_device_count(uint32_t* count);
+cuzk_status_t cuzk_cuda_device_info(uint32_t device, cuzk_device_info_t* info);
+cuzk_status_t cuzk_cuda_mem_info(uint32_t device, uint64_t* free_bytes, uint64_t* total_bytes);
+// Returns memory the device's stream-ordered pool keeps after frees to the driver.
+cuzk_status_t cuzk_cuda_trim(uint32_t device);
+
+// In-place NTT of 2^lg_n elements in natural order (inverse: scaled by 1/n).
+// gpu_ms: kernel time measured with CUDA events (transfers excluded).
+cuzk_status_t cuzk_cuda_ntt(uint32_t device, void* inout, uint32_t lg_n, int inverse,
+                            float* gpu_ms);
+// h = coefficients of (a*b - c)/Z over the domain of 2^lg_n, the top one dropped
+// (2^lg_n - 1 of them); a, b, c have len <= 2^lg_n entries (zero-padded). z_inv is
+// 1/(g^n - 1) for the coset generator g.
+cuzk_status_t cuzk_cuda_compute_h(uint32_t device, const void* a, const void* b, const void* c,
+                                  size_t len, uint32_t lg_n, const void* z_inv, void* h,
+                                  float* gpu_ms);
+
+cuzk_status_t cuzk_cuda_msm_g1(uint32_t device, const void* bases, const void* scalars,
+                               size_t n, void* out);
+cuzk_status_t cuzk_cuda_msm_g2(uint32_t device, const void* bases, const void* scalars,
+                               size_t n, void* out);
+
+// Bases uploaded once and kept on the device until freed.
+typedef struct cuzk_resident cuzk_resident_t;
+cuzk_status_t cuzk_cuda_resident_g1(uint32_t device, const void* bases, size_t n,
+                                    cuzk_resident_t** out);
+cuzk_status_t cuzk_cuda_resident_g2(uint32_t device, const void* bases, size_t n,
+                                    cuzk_resident_t** out);
+// MSM over the first n resident bases (n <= the number uploaded).
+cuzk_status_t cuzk_cuda_resident_msm(cuzk_resident_t* resident, const void* scalars, size_t n,
+                                     void* out);
+void cuzk_cuda_resident_free(cuzk_resident_t* resident);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

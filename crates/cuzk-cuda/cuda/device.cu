@@ -1,0 +1,85 @@
+// Device enumeration and the functions common to both groups.
+#include "common.cuh"
+
+extern "C" void cuzk_cuda_free_message(char* message)
+{
+    free(message);
+}
+
+extern "C" cuzk_status_t cuzk_cuda_device_count(uint32_t* count)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(count != nullptr, "null output");
+        *count = (uint32_t)ngpus();
+    });
+}
+
+extern "C" cuzk_status_t cuzk_cuda_device_info(uint32_t device, cuzk_device_info_t* info)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(info != nullptr, "null output");
+        const gpu_t& gpu = cuzk::select(device);
+        const cudaDeviceProp& p = gpu.props();
+        memset(info, 0, sizeof(*info));
+        info->cuda_ordinal = gpu.cid();
+        info->pci_domain = (uint32_t)p.pciDomainID;
+        info->pci_bus = (uint32_t)p.pciBusID;
+        info->pci_device = (uint32_t)p.pciDeviceID;
+        info->major = p.major;
+        info->minor = p.minor;
+        info->sm_count = p.multiProcessorCount;
+        memcpy(info->name, p.name, std::min(sizeof(info->name), sizeof(p.name)) - 1);
+        size_t free_b = 0, total_b = 0;
+        CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+        info->free_bytes = free_b;
+        info->total_bytes = total_b;
+    });
+}
+
+extern "C" cuzk_status_t cuzk_cuda_mem_info(uint32_t device, uint64_t* free_bytes,
+                                            uint64_t* total_bytes)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(free_bytes != nullptr && total_bytes != nullptr, "null output");
+        cuzk::select(device);
+        size_t f = 0, t = 0;
+        CUDA_OK(cudaMemGetInfo(&f, &t));
+        *free_bytes = f;
+        *total_bytes = t;
+    });
+}
+
+extern "C" cuzk_status_t cuzk_cuda_trim(uint32_t device)
+{
+    return cuzk::guarded([&] {
+        const gpu_t& gpu = cuzk::select(device);
+        gpu.sync();
+        cudaMemPool_t pool;
+        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+        CUDA_OK(cudaMemPoolTrimTo(pool, 0));
+    });
+}
+
+extern "C" cuzk_status_t cuzk_cuda_resident_msm(cuzk_resident_t* resident, const void* scalars,
+                                                size_t n, void* out)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(resident != nullptr && out != nullptr, "null argument");
+        cuzk::require(n <= resident->n, "more scalars than resident bases");
+        cuzk::require(n == 0 || scalars != nullptr, "null scalars");
+        cuzk::select(resident->device);
+        resident->msm(scalars, n, out);
+    });
+}
+
+extern "C" void cuzk_cuda_resident_free(cuzk_resident_t* resident)
+{
+    if (resident == nullptr)
+        return;
+    try {
+        cuzk::select(resident->device);
+    } catch (...) {
+        // The index was valid when the bases were uploaded; the list never changes.
+    }
+    delete resident;
+}

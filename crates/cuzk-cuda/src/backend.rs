@@ -1,0 +1,449 @@
+//! [`CudaBackend`]: the backend trait on one GPU.
+//!
+//! Every operation takes the device's lock for its duration and reserves its device memory
+//! against the budget before calling into CUDA. [`ProvingBackend::prove`] holds the lock for
+//! the whole proof and runs the MSMs over resident parameters when the budget has room for
+//! them ([`Residency::Auto`]), streaming the bases from host memory otherwise.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use blstrs::{G1Projective, G2Projective, Scalar};
+use cuzk_groth16::{
+    prove_with, Domain, G1Base, G1Query, G2Base, ParameterSource, Proof, ProveTimings,
+    ProvingAssignment, ProvingBackend, QueryMsm,
+};
+use ff::{Field, PrimeField};
+use group::Group;
+
+use crate::device::{CudaDevice, DeviceGuard, VramReservation};
+use crate::error::CudaError;
+use crate::ffi;
+use crate::resident::ResidentSrs;
+use crate::vram;
+
+// The FFI passes blstrs scalars and points as blst's C structs.
+const _: () = assert!(size_of::<Scalar>() == 32);
+const _: () = assert!(size_of::<G1Base>() == 96);
+const _: () = assert!(size_of::<G2Base>() == 192);
+const _: () = assert!(size_of::<G1Projective>() == 144);
+const _: () = assert!(size_of::<G2Projective>() == 288);
+
+/// Whether parameters are kept on the device between proofs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Residency {
+    /// Upload a circuit's parameters on its first proof when the budget has room for them
+    /// beside one proof's working memory (evicting the least recently used copies that are
+    /// not in use); otherwise stream them from host memory.
+    #[default]
+    Auto,
+    /// Always stream the bases from host memory.
+    Never,
+}
+
+/// A resident copy, as reported in status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResidentInfo {
+    /// The parameters' [`ParameterSource::source_id`].
+    pub source_id: u64,
+    /// Device memory reserved for the copy.
+    pub bytes: u64,
+    /// How long the upload took.
+    pub upload_time: Duration,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    entries: Vec<(Arc<ResidentSrs>, u64)>,
+    tick: u64,
+}
+
+/// The CUDA backend on one device.
+#[derive(Debug)]
+pub struct CudaBackend {
+    device: Arc<CudaDevice>,
+    residency: Residency,
+    cache: Mutex<Cache>,
+    _runtime: VramReservation,
+}
+
+/// How a proof's MSMs ran (for logs and benchmarks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmPlacement {
+    /// Over parameters resident on the device.
+    Resident,
+    /// With the bases streamed from host memory.
+    Streamed,
+}
+
+impl CudaBackend {
+    /// A backend on `device`. Reserves the runtime's own overhead from the budget for the
+    /// backend's lifetime.
+    pub fn new(device: Arc<CudaDevice>, residency: Residency) -> Result<Self, CudaError> {
+        let runtime = device
+            .lock()
+            .alloc("CUDA runtime and NTT tables", vram::RUNTIME_OVERHEAD)?;
+        Ok(CudaBackend {
+            device,
+            residency,
+            cache: Mutex::new(Cache::default()),
+            _runtime: runtime,
+        })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<CudaDevice> {
+        &self.device
+    }
+
+    /// The resident copies now on the device.
+    pub fn resident(&self) -> Vec<ResidentInfo> {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .entries
+            .iter()
+            .map(|(r, _)| ResidentInfo {
+                source_id: r.source_id,
+                bytes: r.bytes(),
+                upload_time: r.upload_time,
+            })
+            .collect()
+    }
+
+    /// Drops every resident copy not in use by a proof; returns the bytes freed.
+    pub fn evict_resident(&self) -> u64 {
+        let _g = self.device.lock();
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let mut freed = 0;
+        cache.entries.retain(|(r, _)| {
+            let drop_it = Arc::strong_count(r) == 1;
+            if drop_it {
+                freed += r.bytes();
+            }
+            !drop_it
+        });
+        freed
+    }
+
+    /// Forward or inverse NTT with its kernel time (CUDA events, transfers excluded).
+    pub fn ntt_timed(&self, values: &mut [Scalar], inverse: bool) -> Result<f32, CudaError> {
+        let n = values.len();
+        if !n.is_power_of_two() || n < 2 {
+            return Err(CudaError::BadArgument(format!(
+                "NTT length {n} is not a power of two >= 2"
+            )));
+        }
+        let g = self.device.lock();
+        let _mem = g.alloc("NTT", vram::ntt(n as u64))?;
+        let mut ms = 0f32;
+        // SAFETY: `values` is a live, exclusively borrowed slice of n Montgomery-form Fr
+        // (transparent blst_fr); the C side reads and writes exactly n elements.
+        let status = unsafe {
+            ffi::cuzk_cuda_ntt(
+                g.index(),
+                values.as_mut_ptr().cast(),
+                n.trailing_zeros(),
+                inverse as i32,
+                &mut ms,
+            )
+        };
+        ffi::check(status, "NTT")?;
+        Ok(ms)
+    }
+
+    /// H with its kernel time (CUDA events, transfers excluded).
+    pub fn compute_h_timed(
+        &self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<(Vec<Scalar>, f32), CudaError> {
+        let g = self.device.lock();
+        self.compute_h_locked(&g, a, b, c)
+    }
+
+    fn compute_h_locked(
+        &self,
+        g: &DeviceGuard<'_>,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<(Vec<Scalar>, f32), CudaError> {
+        if a.len() != b.len() || a.len() != c.len() {
+            return Err(CudaError::BadArgument(format!(
+                "a, b, c have {}, {}, {} entries",
+                a.len(),
+                b.len(),
+                c.len()
+            )));
+        }
+        let domain =
+            Domain::for_size(a.len()).map_err(|e| CudaError::BadArgument(e.to_string()))?;
+        let n = domain.size();
+        let gen = Scalar::MULTIPLICATIVE_GENERATOR;
+        let z_inv = Option::<Scalar>::from((gen.pow_vartime([n as u64]) - Scalar::ONE).invert())
+            .ok_or_else(|| CudaError::BadArgument("coset generator is a root of unity".into()))?;
+        let _mem = g.alloc("H polynomial", vram::compute_h(n as u64))?;
+        let mut h = vec![Scalar::ZERO; n - 1];
+        let mut ms = 0f32;
+        // SAFETY: a, b, c are live slices of `len` Fr each; h has room for n - 1; z_inv is
+        // one Fr; all Montgomery-form blst_fr layouts.
+        let status = unsafe {
+            ffi::cuzk_cuda_compute_h(
+                g.index(),
+                a.as_ptr().cast(),
+                b.as_ptr().cast(),
+                c.as_ptr().cast(),
+                a.len(),
+                domain.log_size(),
+                (&z_inv as *const Scalar).cast(),
+                h.as_mut_ptr().cast(),
+                &mut ms,
+            )
+        };
+        ffi::check(status, "H polynomial")?;
+        Ok((h, ms))
+    }
+
+    fn msm_g1_locked(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G1Base],
+        scalars: &[Scalar],
+    ) -> Result<G1Projective, CudaError> {
+        equal_len(bases.len(), scalars.len())?;
+        let mut out = G1Projective::identity();
+        if scalars.is_empty() {
+            return Ok(out);
+        }
+        let sm = self.device.info().sm_count as u64;
+        let _mem = g.alloc(
+            "G1 MSM",
+            vram::msm_streamed(bases.len() as u64, vram::G1, sm),
+        )?;
+        // SAFETY: bases and scalars are live slices of equal length n in blst layouts; out
+        // is a blst_p1 (G1Projective is transparent over it).
+        let status = unsafe {
+            ffi::cuzk_cuda_msm_g1(
+                g.index(),
+                bases.as_ptr().cast(),
+                scalars.as_ptr().cast(),
+                scalars.len(),
+                (AsMut::<blst::blst_p1>::as_mut(&mut out) as *mut blst::blst_p1).cast(),
+            )
+        };
+        ffi::check(status, "G1 MSM")?;
+        Ok(out)
+    }
+
+    fn msm_g2_locked(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G2Base],
+        scalars: &[Scalar],
+    ) -> Result<G2Projective, CudaError> {
+        equal_len(bases.len(), scalars.len())?;
+        let mut out = G2Projective::identity();
+        if scalars.is_empty() {
+            return Ok(out);
+        }
+        let sm = self.device.info().sm_count as u64;
+        let _mem = g.alloc(
+            "G2 MSM",
+            vram::msm_streamed(bases.len() as u64, vram::G2, sm),
+        )?;
+        // SAFETY: as for G1, with blst_p2_affine bases and a blst_p2 result.
+        let status = unsafe {
+            ffi::cuzk_cuda_msm_g2(
+                g.index(),
+                bases.as_ptr().cast(),
+                scalars.as_ptr().cast(),
+                scalars.len(),
+                (AsMut::<blst::blst_p2>::as_mut(&mut out) as *mut blst::blst_p2).cast(),
+            )
+        };
+        ffi::check(status, "G2 MSM")?;
+        Ok(out)
+    }
+
+    /// The resident copy of `params`, uploading it when the policy and the budget allow;
+    /// None means stream.
+    fn resident_for(
+        &self,
+        g: &DeviceGuard<'_>,
+        params: &dyn ParameterSource,
+        working: u64,
+    ) -> Result<Option<Arc<ResidentSrs>>, CudaError> {
+        if self.residency == Residency::Never {
+            return Ok(None);
+        }
+        let Some(id) = params.source_id() else {
+            return Ok(None);
+        };
+        if params.h().is_empty()
+            || params.l().is_empty()
+            || params.a().is_empty()
+            || params.b_g1().is_empty()
+            || params.b_g2().is_empty()
+        {
+            return Ok(None);
+        }
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.tick += 1;
+        let tick = cache.tick;
+        if let Some(entry) = cache.entries.iter_mut().find(|(r, _)| r.source_id == id) {
+            entry.1 = tick;
+            return Ok(Some(entry.0.clone()));
+        }
+        let needed = ResidentSrs::bytes_needed(params, self.device.info().sm_count as u64);
+        if needed + working > self.device.budget() {
+            return Ok(None);
+        }
+        // Evict the least recently used copies not in use until the new one fits.
+        while g.available() < needed + working {
+            let victim = cache
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, (r, _))| Arc::strong_count(r) == 1)
+                .min_by_key(|(_, (_, t))| *t)
+                .map(|(i, _)| i);
+            match victim {
+                Some(i) => drop(cache.entries.swap_remove(i)),
+                None => return Ok(None),
+            }
+        }
+        let reservation = g.alloc("resident parameters", needed)?;
+        let srs = Arc::new(ResidentSrs::upload(g, id, params, reservation)?);
+        cache.entries.push((srs.clone(), tick));
+        Ok(Some(srs))
+    }
+
+    /// A proof, and whether its MSMs ran over resident parameters.
+    pub fn prove_placed(
+        &self,
+        params: &dyn ParameterSource,
+        pa: &ProvingAssignment,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<(Proof, ProveTimings, MsmPlacement), cuzk_groth16::Error> {
+        let g = self.device.lock();
+        let n = Domain::for_size(pa.a.len())?.size() as u64;
+        // One proof's working memory beside resident bases: H, or the largest MSM call.
+        let working = vram::compute_h(n).max(vram::msm_call(n, vram::G1, false));
+        let resident = self.resident_for(&g, params, working)?;
+        let compute_h = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| {
+            Ok(self.compute_h_locked(&g, a, b, c).map(|(h, _)| h)?)
+        };
+        match resident {
+            Some(res) => {
+                let msm = ResidentMsm { g: &g, res: &res };
+                let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s)?;
+                Ok((p, t, MsmPlacement::Resident))
+            }
+            None => {
+                let msm = StreamedMsm {
+                    g: &g,
+                    backend: self,
+                    params,
+                };
+                let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s)?;
+                Ok((p, t, MsmPlacement::Streamed))
+            }
+        }
+    }
+}
+
+fn equal_len(bases: usize, scalars: usize) -> Result<(), CudaError> {
+    if bases != scalars {
+        return Err(CudaError::BadArgument(format!(
+            "MSM over {bases} bases with {scalars} scalars"
+        )));
+    }
+    Ok(())
+}
+
+struct ResidentMsm<'a, 'g> {
+    g: &'a DeviceGuard<'g>,
+    res: &'a ResidentSrs,
+}
+
+impl QueryMsm for ResidentMsm<'_, '_> {
+    fn g1(&self, query: G1Query, scalars: &[Scalar]) -> cuzk_groth16::Result<G1Projective> {
+        Ok(self.res.g1(self.g, query, scalars)?)
+    }
+    fn b_g2(&self, scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
+        Ok(self.res.b_g2(self.g, scalars)?)
+    }
+}
+
+struct StreamedMsm<'a, 'g> {
+    g: &'a DeviceGuard<'g>,
+    backend: &'a CudaBackend,
+    params: &'a dyn ParameterSource,
+}
+
+impl QueryMsm for StreamedMsm<'_, '_> {
+    fn g1(&self, query: G1Query, scalars: &[Scalar]) -> cuzk_groth16::Result<G1Projective> {
+        let bases = match query {
+            G1Query::H => self.params.h(),
+            G1Query::L => self.params.l(),
+            G1Query::A => self.params.a(),
+            G1Query::BG1 => self.params.b_g1(),
+        };
+        let bases = bases.get(..scalars.len()).ok_or_else(|| {
+            cuzk_groth16::Error::ParamsMismatch(format!(
+                "{query:?} has {} points, {} scalars",
+                bases.len(),
+                scalars.len()
+            ))
+        })?;
+        Ok(self.backend.msm_g1_locked(self.g, bases, scalars)?)
+    }
+    fn b_g2(&self, scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
+        Ok(self
+            .backend
+            .msm_g2_locked(self.g, self.params.b_g2(), scalars)?)
+    }
+}
+
+impl ProvingBackend for CudaBackend {
+    fn name(&self) -> String {
+        format!("cuda:{}", self.device.info().pci_bus_id)
+    }
+
+    fn compute_h(
+        &self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> cuzk_groth16::Result<Vec<Scalar>> {
+        Ok(self.compute_h_timed(a, b, c)?.0)
+    }
+
+    fn ntt(&self, values: &mut [Scalar], inverse: bool) -> cuzk_groth16::Result<()> {
+        self.ntt_timed(values, inverse)?;
+        Ok(())
+    }
+
+    fn msm_g1(&self, bases: &[G1Base], scalars: &[Scalar]) -> cuzk_groth16::Result<G1Projective> {
+        let g = self.device.lock();
+        Ok(self.msm_g1_locked(&g, bases, scalars)?)
+    }
+
+    fn msm_g2(&self, bases: &[G2Base], scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
+        let g = self.device.lock();
+        Ok(self.msm_g2_locked(&g, bases, scalars)?)
+    }
+
+    fn prove(
+        &self,
+        params: &dyn ParameterSource,
+        assignment: &ProvingAssignment,
+        r: Scalar,
+        s: Scalar,
+    ) -> cuzk_groth16::Result<(Proof, ProveTimings)> {
+        self.prove_placed(params, assignment, r, s)
+            .map(|(p, t, _)| (p, t))
+    }
+}

@@ -1,0 +1,50 @@
+//! The CUDA backend: H and the five MSMs of a Groth16 proof on NVIDIA GPUs.
+//!
+//! # What this crate owns
+//!
+//! - Our CUDA C++ (`cuda/*.cu`) over sppark's field, curve, NTT and Pippenger primitives,
+//!   behind a small C ABI (`cuda/cuzk_cuda.h`) in which every function takes the device
+//!   explicitly, makes it current on the calling thread, and returns `{code, message}`
+//!   instead of letting a C++ exception out.
+//! - Devices as handles ([`CudaDevice`]): enumerated once through the CUDA API, named by PCI
+//!   bus id, each with its own lock and VRAM budget. Device memory is reserved through the
+//!   lock's guard before any CUDA call ([`DeviceGuard::alloc`]); an allocation past the
+//!   budget is an error, not an out-of-memory crash.
+//! - [`CudaBackend`], the [`cuzk_groth16::ProvingBackend`] implementation, which keeps a
+//!   circuit's parameters resident on the device when the budget allows ([`Residency`]).
+//!
+//! It does no scheduling: the engine decides which device proves what. It never reads or
+//! writes `CUDA_VISIBLE_DEVICES`.
+//!
+//! This is the only crate with `unsafe` code: the FFI calls, each with its SAFETY comment.
+//! Without the `cuda` feature the crate is empty and builds without a CUDA compiler.
+
+#![cfg_attr(not(feature = "cuda"), forbid(unsafe_code))]
+
+#[cfg(feature = "cuda")]
+mod backend;
+#[cfg(feature = "cuda")]
+mod device;
+#[cfg(feature = "cuda")]
+mod error;
+#[cfg(feature = "cuda")]
+mod ffi;
+#[cfg(feature = "cuda")]
+mod resident;
+#[cfg(feature = "cuda")]
+mod vram;
+
+// sppark's device table (select_gpu, ngpus) lives in its own static library, which is linked
+// only when Rust code references the crate.
+#[cfg(feature = "cuda")]
+use sppark as _;
+
+#[cfg(feature = "cuda")]
+pub use backend::{CudaBackend, MsmPlacement, Residency, ResidentInfo};
+#[cfg(feature = "cuda")]
+pub use device::{
+    default_margin, devices, CudaDevice, CudaDeviceInfo, DeviceGuard, DeviceSelector,
+    VramReservation,
+};
+#[cfg(feature = "cuda")]
+pub use error::CudaError;

@@ -1,0 +1,178 @@
+//! Parameters kept on a device across proofs.
+//!
+//! A circuit's five queries are uploaded once (one sppark MSM object each, holding its bases
+//! and buckets) and reused by every later proof with the same [`ParameterSource::source_id`].
+//! The memory is reserved against the device's budget for as long as the copy lives.
+
+use std::ptr::NonNull;
+use std::time::{Duration, Instant};
+
+use cuzk_groth16::{G1Query, ParameterSource};
+
+use crate::device::{DeviceGuard, VramReservation};
+use crate::error::CudaError;
+use crate::ffi;
+use crate::vram;
+
+/// Bases of one query on one device.
+#[derive(Debug)]
+pub(crate) struct ResidentBases {
+    ptr: NonNull<ffi::Resident>,
+    n: usize,
+}
+
+// SAFETY: the C++ object is not tied to the thread that made it; every use goes through
+// `msm`, which takes the device's guard, so no two threads touch it at once.
+unsafe impl Send for ResidentBases {}
+// SAFETY: as above: shared references only reach the object under the device's lock.
+unsafe impl Sync for ResidentBases {}
+
+impl ResidentBases {
+    fn upload<T>(guard: &DeviceGuard<'_>, bases: &[T], g2: bool) -> Result<Self, CudaError> {
+        let mut out: *mut ffi::Resident = std::ptr::null_mut();
+        let f = if g2 {
+            ffi::cuzk_cuda_resident_g2
+        } else {
+            ffi::cuzk_cuda_resident_g1
+        };
+        // SAFETY: `bases` is a live slice of blst affine points (the layout the C side
+        // static_asserts) of the length passed; `out` receives the new object or stays null.
+        let status = unsafe { f(guard.index(), bases.as_ptr().cast(), bases.len(), &mut out) };
+        ffi::check(status, "upload bases")?;
+        let ptr = NonNull::new(out).ok_or_else(|| CudaError::Cuda {
+            code: 3,
+            message: "upload returned no object".into(),
+        })?;
+        Ok(ResidentBases {
+            ptr,
+            n: bases.len(),
+        })
+    }
+
+    /// `sum scalars[i] * bases[i]` over the first `scalars.len()` bases; `out` is a blst
+    /// Jacobian point of this group.
+    pub(crate) fn msm<P>(
+        &self,
+        _guard: &DeviceGuard<'_>,
+        scalars: &[blstrs::Scalar],
+        out: &mut P,
+    ) -> Result<(), CudaError> {
+        if scalars.len() > self.n {
+            return Err(CudaError::BadArgument(format!(
+                "{} scalars for {} resident bases",
+                scalars.len(),
+                self.n
+            )));
+        }
+        // SAFETY: the object is live (owned by self); the scalars are Montgomery-form Fr
+        // (blstrs::Scalar is a transparent blst_fr); `out` is the Jacobian point type of this
+        // group (checked by the caller through ResidentSrs); the guard serialises use.
+        ffi::check(
+            unsafe {
+                ffi::cuzk_cuda_resident_msm(
+                    self.ptr.as_ptr(),
+                    scalars.as_ptr().cast(),
+                    scalars.len(),
+                    (out as *mut P).cast(),
+                )
+            },
+            "resident MSM",
+        )
+    }
+}
+
+impl Drop for ResidentBases {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from an upload and is freed exactly once, here.
+        unsafe { ffi::cuzk_cuda_resident_free(self.ptr.as_ptr()) }
+    }
+}
+
+/// One circuit's parameters on one device.
+#[derive(Debug)]
+pub(crate) struct ResidentSrs {
+    pub source_id: u64,
+    h: ResidentBases,
+    l: ResidentBases,
+    a: ResidentBases,
+    b_g1: ResidentBases,
+    b_g2: ResidentBases,
+    pub upload_time: Duration,
+    // Dropped after the bases (field order): the budget is returned once the memory is freed.
+    reservation: VramReservation,
+}
+
+impl ResidentSrs {
+    /// Device memory the resident copy of `params` takes.
+    pub(crate) fn bytes_needed(params: &dyn ParameterSource, sm_count: u64) -> u64 {
+        let g1 = |n: usize| vram::msm_persistent(n as u64, vram::G1, sm_count, true);
+        g1(params.h().len())
+            + g1(params.l().len())
+            + g1(params.a().len())
+            + g1(params.b_g1().len())
+            + vram::msm_persistent(params.b_g2().len() as u64, vram::G2, sm_count, true)
+    }
+
+    /// Uploads `params` under `reservation` (which must cover [`Self::bytes_needed`]).
+    pub(crate) fn upload(
+        guard: &DeviceGuard<'_>,
+        source_id: u64,
+        params: &dyn ParameterSource,
+        reservation: VramReservation,
+    ) -> Result<Self, CudaError> {
+        let t = Instant::now();
+        let nonempty = |n: usize, what: &str| {
+            if n == 0 {
+                Err(CudaError::BadArgument(format!("{what} query is empty")))
+            } else {
+                Ok(())
+            }
+        };
+        nonempty(params.h().len(), "H")?;
+        nonempty(params.a().len(), "A")?;
+        nonempty(params.b_g1().len(), "B")?;
+        nonempty(params.l().len(), "L")?;
+        Ok(ResidentSrs {
+            source_id,
+            h: ResidentBases::upload(guard, params.h(), false)?,
+            l: ResidentBases::upload(guard, params.l(), false)?,
+            a: ResidentBases::upload(guard, params.a(), false)?,
+            b_g1: ResidentBases::upload(guard, params.b_g1(), false)?,
+            b_g2: ResidentBases::upload(guard, params.b_g2(), true)?,
+            upload_time: t.elapsed(),
+            reservation,
+        })
+    }
+
+    pub(crate) fn bytes(&self) -> u64 {
+        self.reservation.bytes()
+    }
+
+    pub(crate) fn g1(
+        &self,
+        guard: &DeviceGuard<'_>,
+        query: G1Query,
+        scalars: &[blstrs::Scalar],
+    ) -> Result<blstrs::G1Projective, CudaError> {
+        let bases = match query {
+            G1Query::H => &self.h,
+            G1Query::L => &self.l,
+            G1Query::A => &self.a,
+            G1Query::BG1 => &self.b_g1,
+        };
+        let mut out = <blstrs::G1Projective as group::Group>::identity();
+        bases.msm(guard, scalars, AsMut::<blst::blst_p1>::as_mut(&mut out))?;
+        Ok(out)
+    }
+
+    pub(crate) fn b_g2(
+        &self,
+        guard: &DeviceGuard<'_>,
+        scalars: &[blstrs::Scalar],
+    ) -> Result<blstrs::G2Projective, CudaError> {
+        let mut out = <blstrs::G2Projective as group::Group>::identity();
+        self.b_g2
+            .msm(guard, scalars, AsMut::<blst::blst_p2>::as_mut(&mut out))?;
+        Ok(out)
+    }
+}

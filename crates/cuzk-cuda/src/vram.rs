@@ -1,0 +1,121 @@
+//! How much device memory each operation takes: upper bounds computed from the same formulas
+//! sppark's MSM and our NTT code allocate by, so a reservation is made before the CUDA call.
+
+/// Bytes one cudaMallocAsync may round up by (the pool's granularity).
+const ALLOC_SLACK: u64 = 4 << 20;
+
+/// Device memory set aside once per backend: the CUDA context's own allocations beyond what
+/// was free at enumeration, NTT twiddle tables, sppark's streams.
+pub(crate) const RUNTIME_OVERHEAD: u64 = 256 << 20;
+
+const FR_BYTES: u64 = 32;
+
+/// A group's device sizes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Group {
+    /// Affine base.
+    pub point: u64,
+    /// XYZZ bucket.
+    pub bucket: u64,
+}
+
+pub(crate) const G1: Group = Group {
+    point: 96,
+    bucket: 4 * 48,
+};
+pub(crate) const G2: Group = Group {
+    point: 192,
+    bucket: 4 * 96,
+};
+
+fn lg2(n: u64) -> u32 {
+    if n == 0 {
+        0
+    } else {
+        63 - n.leading_zeros()
+    }
+}
+
+fn round_warp(n: u64) -> u64 {
+    n.div_ceil(32) * 32
+}
+
+/// sppark's window width for an MSM set up for `n` points.
+fn wbits(n: u64) -> u32 {
+    let np = round_warp(n);
+    if np > 192 {
+        (lg2(np + np / 2).saturating_sub(8)).clamp(10, 18)
+    } else {
+        10
+    }
+}
+
+fn nwins(wbits: u32) -> u64 {
+    (255 - 1) / wbits as u64 + 1
+}
+
+/// Memory an MSM object holds for its lifetime: buckets, histogram, and the bases when they
+/// are resident.
+pub(crate) fn msm_persistent(n: u64, g: Group, sm_count: u64, resident: bool) -> u64 {
+    let w = wbits(n);
+    let row = 1u64 << (w - 1);
+    let buckets = (nwins(w) * row + sm_count * 256 / 32) * g.bucket;
+    let hist = nwins(w) * row * 4;
+    let points = if resident { n * g.point } else { 0 };
+    buckets + hist + points + ALLOC_SLACK
+}
+
+/// Memory one MSM call adds: scalars, digits and (when the bases stream from the host) a
+/// double buffer of bases.
+pub(crate) fn msm_call(n: u64, g: Group, bases_on_host: bool) -> u64 {
+    let w = wbits(n);
+    let lg_np = lg2(n + n / 2);
+    let batch = ((1u64 << (lg_np.max(w) - w)) >> 6).max(1);
+    let stride = round_warp(n.div_ceil(batch));
+    let temp = stride * FR_BYTES.max(16);
+    let digits = nwins(w) * stride * 4;
+    let points = if bases_on_host {
+        (if batch > 1 { 2 } else { 1 }) * stride * g.point
+    } else {
+        0
+    };
+    temp + digits + points + ALLOC_SLACK
+}
+
+/// A whole MSM with bases streamed from the host.
+pub(crate) fn msm_streamed(n: u64, g: Group, sm_count: u64) -> u64 {
+    msm_persistent(n, g, sm_count, false) + msm_call(n, g, true)
+}
+
+/// An in-place NTT of `n` elements.
+pub(crate) fn ntt(n: u64) -> u64 {
+    n * FR_BYTES + ALLOC_SLACK
+}
+
+/// The H computation over a domain of `n`: a, b, c and z_inv.
+pub(crate) fn compute_h(n: u64) -> u64 {
+    (3 * n + 1) * FR_BYTES + ALLOC_SLACK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_widths_follow_sppark() {
+        assert_eq!(wbits(100), 10);
+        assert_eq!(wbits(1 << 20), 12);
+        assert_eq!(wbits(1 << 26), 18);
+        assert_eq!(wbits(1 << 27), 18);
+    }
+
+    #[test]
+    fn estimates_grow_with_size() {
+        let small = msm_streamed(1 << 10, G1, 132);
+        let large = msm_streamed(1 << 24, G1, 132);
+        assert!(large > small);
+        // Resident bases of 2^24 G1 points alone are 1.5 GiB.
+        assert!(msm_persistent(1 << 24, G1, 132, true) > (1 << 24) * 96);
+        assert!(compute_h(1 << 22) > 3 * (1 << 22) * 32);
+    }
+}
