@@ -48,3 +48,5 @@ pub use device::{
 };
 #[cfg(feature = "cuda")]
 pub use error::CudaError;
+#[cfg(feature = "cuda")]
+pub use resident::{ResidentG1, ResidentG2};

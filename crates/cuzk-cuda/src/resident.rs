@@ -176,3 +176,85 @@ impl ResidentSrs {
         Ok(out)
     }
 }
+
+/// G1 bases kept on a device, for callers that run their own MSMs (benchmarks, tools).
+#[derive(Debug)]
+pub struct ResidentG1 {
+    bases: ResidentBases,
+    _mem: VramReservation,
+}
+
+impl ResidentG1 {
+    /// Uploads `bases` (memory reserved through `guard` first).
+    pub fn upload(
+        guard: &DeviceGuard<'_>,
+        bases: &[cuzk_groth16::G1Base],
+    ) -> Result<Self, CudaError> {
+        let sm = guard.device().info().sm_count as u64;
+        let mem = guard.alloc(
+            "resident G1 bases",
+            vram::msm_persistent(bases.len() as u64, vram::G1, sm, true),
+        )?;
+        Ok(ResidentG1 {
+            bases: ResidentBases::upload(guard, bases, false)?,
+            _mem: mem,
+        })
+    }
+
+    /// `sum scalars[i] * bases[i]` over the first `scalars.len()` bases.
+    pub fn msm(
+        &self,
+        guard: &DeviceGuard<'_>,
+        scalars: &[blstrs::Scalar],
+    ) -> Result<blstrs::G1Projective, CudaError> {
+        let _call = guard.alloc(
+            "G1 MSM scalars",
+            vram::msm_call(scalars.len() as u64, vram::G1, false),
+        )?;
+        let mut out = <blstrs::G1Projective as group::Group>::identity();
+        self.bases
+            .msm(guard, scalars, AsMut::<blst::blst_p1>::as_mut(&mut out))?;
+        Ok(out)
+    }
+}
+
+/// G2 bases kept on a device.
+#[derive(Debug)]
+pub struct ResidentG2 {
+    bases: ResidentBases,
+    _mem: VramReservation,
+}
+
+impl ResidentG2 {
+    /// Uploads `bases` (memory reserved through `guard` first).
+    pub fn upload(
+        guard: &DeviceGuard<'_>,
+        bases: &[cuzk_groth16::G2Base],
+    ) -> Result<Self, CudaError> {
+        let sm = guard.device().info().sm_count as u64;
+        let mem = guard.alloc(
+            "resident G2 bases",
+            vram::msm_persistent(bases.len() as u64, vram::G2, sm, true),
+        )?;
+        Ok(ResidentG2 {
+            bases: ResidentBases::upload(guard, bases, true)?,
+            _mem: mem,
+        })
+    }
+
+    /// `sum scalars[i] * bases[i]` over the first `scalars.len()` bases.
+    pub fn msm(
+        &self,
+        guard: &DeviceGuard<'_>,
+        scalars: &[blstrs::Scalar],
+    ) -> Result<blstrs::G2Projective, CudaError> {
+        let _call = guard.alloc(
+            "G2 MSM scalars",
+            vram::msm_call(scalars.len() as u64, vram::G2, false),
+        )?;
+        let mut out = <blstrs::G2Projective as group::Group>::identity();
+        self.bases
+            .msm(guard, scalars, AsMut::<blst::blst_p2>::as_mut(&mut out))?;
+        Ok(out)
+    }
+}

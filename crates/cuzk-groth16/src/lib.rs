@@ -33,6 +33,7 @@
 mod assignment;
 mod backend;
 mod bits;
+pub mod conformance;
 mod direct;
 pub mod domain;
 mod error;
@@ -54,6 +55,7 @@ pub use bits::DensityBits;
 pub use direct::{synthesize_direct, EvaluatingCs};
 pub use domain::Domain;
 pub use error::{Error, Result};
+pub use fixed_base::{fixed_base_g1, fixed_base_g2};
 pub use generator::{generate_insecure_parameters, generate_parameters_with, Trapdoor};
 pub use msm::{G1Base, G2Base};
 pub use pce::{CoeffIndices, Matrix, Pce, PceHeader, PceStats, RecordingCs, PCE_FORMAT_VERSION};

@@ -6,10 +6,12 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
+mod backends;
 mod bench;
 mod paths;
 mod progress;
 mod prove_cmd;
+mod selftest;
 mod stats;
 
 use std::path::PathBuf;
@@ -39,6 +41,8 @@ enum Command {
         #[arg(long)]
         no_pce: bool,
     },
+    /// Run the backend conformance suite and 2 KiB proofs of every kind through a backend.
+    Selftest(selftest::Args),
     /// Benchmarks, each side by side with the peer implementation on the same input.
     Bench {
         #[command(subcommand)]
@@ -50,7 +54,8 @@ enum Command {
 #[derive(Debug)]
 pub struct CliError {
     input: bool,
-    message: String,
+    /// The one-line message.
+    pub message: String,
 }
 
 impl CliError {
@@ -98,6 +103,7 @@ fn main() -> ExitCode {
         Command::Prove(args) => prove_cmd::prove(args, &cache),
         Command::Fixtures(args) => prove_cmd::fixtures(args),
         Command::Demo { no_pce } => prove_cmd::demo(&cache, !no_pce),
+        Command::Selftest(args) => selftest::run(&args, &cache),
         Command::Bench { which } => bench::run(which, &cache).map_err(CliError::from),
     };
     match result {

@@ -8,8 +8,9 @@ use cuzk_filecoin::{
     bind_filecoin_parameter_dir, plan, prove_plan, CircuitStore, ProofKind, ProofRequest,
     ProveOptions, SectorSize, StageTimings,
 };
-use cuzk_groth16::CpuBackend;
+use cuzk_groth16::{CpuBackend, ProvingBackend};
 
+use crate::backends::{self, BackendArgs};
 use crate::progress::Spinner;
 use crate::CliError;
 
@@ -56,6 +57,8 @@ pub struct ProveArgs {
     /// Synthesize without the pre-compiled constraint evaluator (for comparison).
     #[arg(long)]
     no_pce: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
 fn hex_arg(v: &Option<String>, what: &str) -> Result<Vec<u8>, CliError> {
@@ -107,7 +110,8 @@ pub fn prove(args: ProveArgs, cache: &Path) -> Result<(), CliError> {
     let params = params_dir(args.params);
     bind_filecoin_parameter_dir(&params, None)?;
     let store = CircuitStore::new(&params, cache);
-    let (proof, timings) = prove_request(&req, &store, !args.no_pce)?;
+    let backend = backends::open(&args.backend)?;
+    let (proof, timings) = prove_request(&req, &store, backend.as_ref(), !args.no_pce)?;
     std::fs::write(&args.out, &proof)
         .map_err(|e| CliError::internal(format!("cannot write {}: {e}", args.out.display())))?;
     print_timings(kind, &timings);
@@ -122,15 +126,11 @@ pub fn prove(args: ProveArgs, cache: &Path) -> Result<(), CliError> {
 fn prove_request(
     req: &ProofRequest,
     store: &CircuitStore,
+    backend: &dyn ProvingBackend,
     use_pce: bool,
 ) -> Result<(Vec<u8>, StageTimings), CliError> {
     let p = plan(req)?;
-    let out = prove_plan(
-        p.as_ref(),
-        store,
-        &CpuBackend::new(),
-        ProveOptions { use_pce },
-    )?;
+    let out = prove_plan(p.as_ref(), store, backend, ProveOptions { use_pce })?;
     Ok((out.proof, out.timings))
 }
 

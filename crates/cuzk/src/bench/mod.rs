@@ -1,6 +1,7 @@
 //! `cuzk bench ...`: side-by-side benchmarks against the peer implementations.
 
 mod engine;
+mod gpu;
 mod groth16;
 mod porep;
 
@@ -15,6 +16,8 @@ pub enum Which {
     Groth16(groth16::Args),
     /// 2 KiB PoRep C2 on the CPU: ours against filecoin-proofs' seal_commit_phase2.
     Porep(porep::Args),
+    /// MSM and NTT kernels on one GPU (binaries built with the cuda feature).
+    Gpu(gpu::Args),
     /// The engine on the CPU backend: PoRep stream with the pipeline on and off, WinningPoSt
     /// latency idle and under load.
     Engine(engine::Args),
@@ -26,5 +29,6 @@ pub fn run(which: Which, cache: &Path) -> anyhow::Result<()> {
         Which::Groth16(args) => groth16::run(&args, cache),
         Which::Porep(args) => porep::run(&args),
         Which::Engine(args) => engine::run(&args),
+        Which::Gpu(args) => gpu::run(&args),
     }
 }

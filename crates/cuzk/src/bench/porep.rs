@@ -1,5 +1,6 @@
-//! 2 KiB PoRep C2 on the CPU, params warm: our prover (PCE) against filecoin-proofs'
-//! `seal_commit_phase2` (bellperson), on the same C1 output and the same parameters, in one run.
+//! 2 KiB PoRep C2, params warm: our prover (PCE, on the chosen backend) against
+//! filecoin-proofs' `seal_commit_phase2` (bellperson on the CPU), on the same C1 output and the
+//! same parameters, in one run.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -10,10 +11,10 @@ use cuzk_filecoin::registry::prover_id;
 use cuzk_filecoin::{
     decode_c1_for_filecoin_proofs, plan, prove_plan, ProofKind, ProveOptions, SealProof,
 };
-use cuzk_groth16::CpuBackend;
 use filecoin_proofs::SectorShapeBase;
 use storage_proofs_core::sector::SectorId;
 
+use crate::backends::{self, BackendArgs};
 use crate::stats::{median, secs};
 
 /// Arguments of `cuzk bench porep`.
@@ -25,6 +26,8 @@ pub struct Args {
     /// Timed runs per side (after one untimed warm-up run each).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
 /// Runs the benchmark.
@@ -36,7 +39,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let req = m.request(dir, ProofKind::PoRep)?;
     let p = plan(&req)?;
     let store = fixture_store(dir);
-    let backend = CpuBackend::new();
+    let backend = backends::open(&args.backend).map_err(|e| anyhow::anyhow!(e.message))?;
+    let name = backend.name();
 
     let c1_bytes = std::fs::read(dir.join(&m.porep.c1_json))?;
     let config = SealProof::from_id(m.porep.registered_proof)?.porep_config();
@@ -46,7 +50,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut theirs = Vec::new();
     for run in 0..=args.runs {
         let t = Instant::now();
-        let out = prove_plan(p.as_ref(), &store, &backend, ProveOptions::default())?;
+        let out = prove_plan(
+            p.as_ref(),
+            &store,
+            backend.as_ref(),
+            ProveOptions::default(),
+        )?;
         let d = t.elapsed();
         ensure!(out.proof.len() == 192, "unexpected proof length");
         eprintln!(
@@ -76,7 +85,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
     }
     let (o, t): (Duration, Duration) = (median(&ours), median(&theirs));
-    println!("| proof | ours (CPU, PCE) | filecoin-proofs seal_commit_phase2 (CPU) | speed-up |");
+    println!(
+        "| proof | ours ({name}, PCE) | filecoin-proofs seal_commit_phase2 (CPU) | speed-up |"
+    );
     println!("|---|---|---|---|");
     println!(
         "| 2KiB PoRep C2 | {} s | {} s | {:.2}x |",

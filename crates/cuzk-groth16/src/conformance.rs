@@ -1,0 +1,485 @@
+//! The backend conformance suite: one set of checks every [`ProvingBackend`] must pass.
+//!
+//! Each check compares the candidate backend with an oracle: a naive computation where the
+//! size allows it (the DFT by its definition, an MSM as a sum of scalar multiplications, a
+//! proof checked by the verifier), and the CPU backend otherwise. Run against the CPU backend
+//! (in this crate's tests) the naive oracles carry the weight; run against a device backend
+//! (`cuzk selftest --backend cuda`) every result is also compared with the CPU's.
+//!
+//! The checks: NTT round trips and equality, forward and inverse; H from a, b, c of awkward
+//! lengths; G1 and G2 MSMs over random points and scalars with zero scalars, the scalar
+//! `r - 1`, points at infinity and repeated points mixed in; and whole proofs with fixed
+//! `r` and `s`, byte-identical to the reference's, over circuits whose A and B densities
+//! have gaps.
+
+use std::time::{Duration, Instant};
+
+use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+use crate::backend::{CpuBackend, ProvingBackend};
+use crate::fixed_base::{fixed_base_g1, fixed_base_g2};
+use crate::generator::generate_insecure_parameters;
+use crate::msm::{g1_affine, g2_affine, G1Base, G2Base};
+use crate::pce::Pce;
+use crate::prover::synthesize;
+use crate::synthetic::SyntheticCircuit;
+use crate::verify::PreparedVerifyingKey;
+
+/// Sizes the suite runs at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// log2 of the NTT sizes.
+    pub ntt_logs: Vec<u32>,
+    /// log2 of the H-computation domains (each run at a length just below the power).
+    pub h_logs: Vec<u32>,
+    /// G1 MSM sizes.
+    pub g1_sizes: Vec<usize>,
+    /// G2 MSM sizes.
+    pub g2_sizes: Vec<usize>,
+    /// log2 of the domains of the circuits proved end to end.
+    pub proof_logs: Vec<u32>,
+    /// Largest size checked against the naive oracle.
+    pub naive_limit: usize,
+    /// Seed of every random input.
+    pub seed: u64,
+}
+
+impl Config {
+    /// Small sizes for test runs on a CPU.
+    pub fn quick() -> Self {
+        Config {
+            ntt_logs: vec![1, 2, 5, 8, 10, 12],
+            h_logs: vec![3, 8, 11],
+            g1_sizes: vec![1, 2, 3, 33, 200, 1000, 4096],
+            g2_sizes: vec![1, 7, 100, 1000],
+            proof_logs: vec![6, 9],
+            naive_limit: 256,
+            seed: 1,
+        }
+    }
+
+    /// The device suite: NTTs 2^10..2^24, MSMs up to 2^22 points (G2 up to 2^18).
+    pub fn full() -> Self {
+        Config {
+            ntt_logs: (10..=24).collect(),
+            h_logs: vec![10, 16, 20, 22],
+            g1_sizes: vec![1, 2, 3, 33, 200, 1000, 1 << 12, 1 << 16, 1 << 20, 1 << 22],
+            g2_sizes: vec![1, 7, 100, 1000, 1 << 12, 1 << 16, 1 << 18],
+            proof_logs: vec![6, 10, 14, 17],
+            naive_limit: 256,
+            seed: 1,
+        }
+    }
+}
+
+/// The outcome of one check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    /// What was checked, with its size.
+    pub name: String,
+    /// Whether the candidate agreed with the oracle.
+    pub passed: bool,
+    /// The oracle used, or what differed.
+    pub detail: String,
+    /// Time the candidate took.
+    pub elapsed: Duration,
+}
+
+/// Runs the suite against `candidate`, calling `report` after each check, and returns every
+/// check. An error from the candidate is a failed check, not an abort.
+pub fn run(
+    candidate: &dyn ProvingBackend,
+    cfg: &Config,
+    report: &mut dyn FnMut(&Check),
+) -> Vec<Check> {
+    let reference = CpuBackend::new();
+    let mut rng = ChaCha20Rng::seed_from_u64(cfg.seed);
+    let mut checks = Vec::new();
+    let mut push = |c: Check| {
+        report(&c);
+        checks.push(c);
+    };
+
+    for &log in &cfg.ntt_logs {
+        for c in ntt_checks(candidate, &reference, log, cfg.naive_limit, &mut rng) {
+            push(c);
+        }
+    }
+    for &log in &cfg.h_logs {
+        push(h_check(candidate, &reference, log, &mut rng));
+    }
+    for &n in &cfg.g1_sizes {
+        push(g1_check(candidate, n, cfg.naive_limit, &mut rng));
+    }
+    for &n in &cfg.g2_sizes {
+        push(g2_check(candidate, n, cfg.naive_limit, &mut rng));
+    }
+    for &log in &cfg.proof_logs {
+        push(proof_check(candidate, &reference, log, &mut rng));
+    }
+    checks
+}
+
+fn outcome(name: String, elapsed: Duration, result: Result<String, String>) -> Check {
+    match result {
+        Ok(detail) => Check {
+            name,
+            passed: true,
+            detail,
+            elapsed,
+        },
+        Err(detail) => Check {
+            name,
+            passed: false,
+            detail,
+            elapsed,
+        },
+    }
+}
+
+fn random_scalars(n: usize, rng: &mut ChaCha20Rng) -> Vec<Scalar> {
+    let seed: u64 = rng.gen();
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut r = ChaCha20Rng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9));
+            Scalar::random(&mut r)
+        })
+        .collect()
+}
+
+fn first_difference<T: PartialEq>(a: &[T], b: &[T]) -> Option<usize> {
+    if a.len() != b.len() {
+        return Some(a.len().min(b.len()));
+    }
+    a.iter().zip(b).position(|(x, y)| x != y)
+}
+
+/// The DFT by its definition: `out[k] = sum_j v[j] * w^(jk)`.
+fn naive_dft(v: &[Scalar], inverse: bool) -> Vec<Scalar> {
+    let n = v.len();
+    let w = root_of_unity(n.trailing_zeros(), inverse);
+    let n_inv = Scalar::from(n as u64).invert().unwrap_or(Scalar::ONE);
+    (0..n)
+        .map(|k| {
+            let wk = w.pow_vartime([k as u64]);
+            let mut acc = Scalar::ZERO;
+            let mut x = Scalar::ONE;
+            for vj in v {
+                acc += *vj * x;
+                x *= wk;
+            }
+            if inverse {
+                acc * n_inv
+            } else {
+                acc
+            }
+        })
+        .collect()
+}
+
+/// The primitive `2^log`-th root of unity bellperson's domains use (or its inverse).
+fn root_of_unity(log: u32, inverse: bool) -> Scalar {
+    use ff::PrimeField;
+    let mut w = if inverse {
+        Scalar::ROOT_OF_UNITY_INV
+    } else {
+        Scalar::ROOT_OF_UNITY
+    };
+    for _ in log..Scalar::S {
+        w = w.square();
+    }
+    w
+}
+
+fn ntt_checks(
+    candidate: &dyn ProvingBackend,
+    reference: &CpuBackend,
+    log: u32,
+    naive_limit: usize,
+    rng: &mut ChaCha20Rng,
+) -> Vec<Check> {
+    let n = 1usize << log;
+    let input = random_scalars(n, rng);
+    let mut out = Vec::new();
+    for inverse in [false, true] {
+        let dir = if inverse { "inverse" } else { "forward" };
+        let mut got = input.clone();
+        let t = Instant::now();
+        let res = candidate.ntt(&mut got, inverse);
+        let elapsed = t.elapsed();
+        let result = res.map_err(|e| e.to_string()).and_then(|()| {
+            let (want, oracle) = if n <= naive_limit {
+                (naive_dft(&input, inverse), "naive DFT")
+            } else {
+                let mut w = input.clone();
+                reference.ntt(&mut w, inverse).map_err(|e| e.to_string())?;
+                (w, "CPU backend")
+            };
+            match first_difference(&got, &want) {
+                None => Ok(format!("equal to the {oracle}")),
+                Some(i) => Err(format!("differs from the {oracle} at index {i}")),
+            }
+        });
+        out.push(outcome(format!("ntt {dir} 2^{log}"), elapsed, result));
+    }
+    let mut v = input.clone();
+    let t = Instant::now();
+    let res = candidate
+        .ntt(&mut v, false)
+        .and_then(|()| candidate.ntt(&mut v, true));
+    let elapsed = t.elapsed();
+    let result = res
+        .map_err(|e| e.to_string())
+        .and_then(|()| match first_difference(&v, &input) {
+            None => Ok("inverse(forward(v)) = v".into()),
+            Some(i) => Err(format!("round trip differs at index {i}")),
+        });
+    out.push(outcome(format!("ntt round trip 2^{log}"), elapsed, result));
+    out
+}
+
+fn h_check(
+    candidate: &dyn ProvingBackend,
+    reference: &CpuBackend,
+    log: u32,
+    rng: &mut ChaCha20Rng,
+) -> Check {
+    // A length just past half the domain, so zero padding is exercised.
+    let len = (1usize << (log - 1)) + 3;
+    let [a, b, c] = [(); 3].map(|_| random_scalars(len, rng));
+    let t = Instant::now();
+    let got = candidate.compute_h(&a, &b, &c);
+    let elapsed = t.elapsed();
+    let result = got.map_err(|e| e.to_string()).and_then(|got| {
+        let want = reference.compute_h(&a, &b, &c).map_err(|e| e.to_string())?;
+        match first_difference(&got, &want) {
+            None => Ok(format!(
+                "{} coefficients equal to the CPU backend's",
+                got.len()
+            )),
+            Some(i) => Err(format!("differs from the CPU backend at coefficient {i}")),
+        }
+    });
+    outcome(
+        format!("H over 2^{log} from {len} evaluations"),
+        elapsed,
+        result,
+    )
+}
+
+/// Scalars with the edge cases mixed in: zeros, ones, r - 1.
+fn msm_scalars(n: usize, rng: &mut ChaCha20Rng) -> Vec<Scalar> {
+    let mut s = random_scalars(n, rng);
+    for (i, x) in s.iter_mut().enumerate() {
+        match i % 11 {
+            3 => *x = Scalar::ZERO,
+            5 => *x = -Scalar::ONE,
+            7 => *x = Scalar::ONE,
+            _ => {}
+        }
+    }
+    if n > 0 {
+        s[n - 1] = -Scalar::ONE;
+    }
+    s
+}
+
+/// Exponents of the base points: a few zero (points at infinity), a few repeated.
+fn point_exponents(n: usize, rng: &mut ChaCha20Rng) -> Vec<Scalar> {
+    let mut e = random_scalars(n, rng);
+    for i in 0..n {
+        match i % 13 {
+            4 => e[i] = Scalar::ZERO,
+            9 if i > 0 => e[i] = e[i - 1],
+            _ => {}
+        }
+    }
+    e
+}
+
+fn g1_check(
+    candidate: &dyn ProvingBackend,
+    n: usize,
+    naive_limit: usize,
+    rng: &mut ChaCha20Rng,
+) -> Check {
+    let bases: Vec<G1Base> = fixed_base_g1(G1Projective::generator(), &point_exponents(n, rng));
+    let scalars = msm_scalars(n, rng);
+    let t = Instant::now();
+    let got = candidate.msm_g1(&bases, &scalars);
+    let elapsed = t.elapsed();
+    let result = got.map_err(|e| e.to_string()).and_then(|got| {
+        let (want, oracle) = if n <= naive_limit {
+            let want = bases
+                .iter()
+                .zip(&scalars)
+                .fold(G1Projective::identity(), |acc, (b, s)| {
+                    acc + g1_affine(b) * s
+                });
+            (want, "sum of scalar multiplications")
+        } else {
+            (crate::msm::msm_g1(&bases, &scalars), "blst's Pippenger")
+        };
+        if got.to_affine() == want.to_affine() {
+            Ok(format!("equal to {oracle}"))
+        } else {
+            Err(format!("differs from {oracle}"))
+        }
+    });
+    outcome(format!("G1 MSM over {n} points"), elapsed, result)
+}
+
+fn g2_check(
+    candidate: &dyn ProvingBackend,
+    n: usize,
+    naive_limit: usize,
+    rng: &mut ChaCha20Rng,
+) -> Check {
+    let bases: Vec<G2Base> = fixed_base_g2(G2Projective::generator(), &point_exponents(n, rng));
+    let scalars = msm_scalars(n, rng);
+    let t = Instant::now();
+    let got = candidate.msm_g2(&bases, &scalars);
+    let elapsed = t.elapsed();
+    let result = got.map_err(|e| e.to_string()).and_then(|got| {
+        let (want, oracle) = if n <= naive_limit {
+            let want = bases
+                .iter()
+                .zip(&scalars)
+                .fold(G2Projective::identity(), |acc, (b, s)| {
+                    acc + g2_affine(b) * s
+                });
+            (want, "sum of scalar multiplications")
+        } else {
+            (crate::msm::msm_g2(&bases, &scalars), "blst's Pippenger")
+        };
+        if got.to_affine() == want.to_affine() {
+            Ok(format!("equal to {oracle}"))
+        } else {
+            Err(format!("differs from {oracle}"))
+        }
+    });
+    outcome(format!("G2 MSM over {n} points"), elapsed, result)
+}
+
+fn proof_check(
+    candidate: &dyn ProvingBackend,
+    reference: &CpuBackend,
+    log: u32,
+    rng: &mut ChaCha20Rng,
+) -> Check {
+    let name = format!("proof over 2^{log} constraints");
+    let circuit = SyntheticCircuit::filling_domain(log, rng.gen());
+    let setup = (|| {
+        let pce = Pce::extract("conformance", circuit).map_err(|e| e.to_string())?;
+        let params = generate_insecure_parameters(&pce, &mut *rng).map_err(|e| e.to_string())?;
+        let pa = synthesize(&pce, vec![circuit])
+            .map_err(|e| e.to_string())?
+            .pop()
+            .ok_or("no assignment")?;
+        Ok::<_, String>((params, pa))
+    })();
+    let (params, pa) = match setup {
+        Ok(x) => x,
+        Err(e) => return outcome(name, Duration::ZERO, Err(format!("setup failed: {e}"))),
+    };
+    let d = &pa.density;
+    let gaps = d.a_aux.count() < d.a_aux.len() && d.b_aux.count() < d.b_aux.len();
+    let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
+    let t = Instant::now();
+    let got = candidate.prove(&params, &pa, r, s);
+    let elapsed = t.elapsed();
+    let result = got.map_err(|e| e.to_string()).and_then(|(got, _)| {
+        let (want, _) = reference
+            .prove(&params, &pa, r, s)
+            .map_err(|e| e.to_string())?;
+        if got.to_bytes() != want.to_bytes() {
+            return Err("proof bytes differ from the CPU backend's".into());
+        }
+        let pvk = PreparedVerifyingKey::new(&params.vk);
+        match pvk.verify(&got, &pa.witness.inputs[1..]) {
+            Ok(true) => Ok(format!(
+                "byte-identical to the CPU backend's and verifies (density gaps: {gaps})"
+            )),
+            Ok(false) => Err("the proof does not verify".into()),
+            Err(e) => Err(format!("verification error: {e}")),
+        }
+    });
+    outcome(name, elapsed, result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_backend_passes_the_quick_suite() {
+        let checks = run(&CpuBackend::new(), &Config::quick(), &mut |_| {});
+        let failed: Vec<_> = checks.iter().filter(|c| !c.passed).collect();
+        assert!(failed.is_empty(), "failed: {failed:#?}");
+        assert!(checks.len() > 20);
+        assert!(checks.iter().any(|c| c.detail.contains("naive DFT")));
+        assert!(checks
+            .iter()
+            .any(|c| c.detail.contains("density gaps: true")));
+    }
+
+    /// A backend that gets one thing wrong must fail the suite: the checks can fail.
+    #[test]
+    fn a_wrong_backend_fails() {
+        #[derive(Debug)]
+        struct OffByOne(CpuBackend);
+        impl ProvingBackend for OffByOne {
+            fn name(&self) -> String {
+                "off-by-one".into()
+            }
+            fn compute_h(
+                &self,
+                a: &[Scalar],
+                b: &[Scalar],
+                c: &[Scalar],
+            ) -> crate::Result<Vec<Scalar>> {
+                self.0.compute_h(a, b, c)
+            }
+            fn ntt(&self, v: &mut [Scalar], inverse: bool) -> crate::Result<()> {
+                self.0.ntt(v, inverse)
+            }
+            fn msm_g1(&self, bases: &[G1Base], s: &[Scalar]) -> crate::Result<G1Projective> {
+                // Drops the first term.
+                let k = s.len().min(1);
+                self.0.msm_g1(&bases[k..], &s[k..])
+            }
+            fn msm_g2(&self, bases: &[G2Base], s: &[Scalar]) -> crate::Result<G2Projective> {
+                self.0.msm_g2(bases, s)
+            }
+        }
+        let cfg = Config {
+            ntt_logs: vec![3],
+            h_logs: vec![],
+            g1_sizes: vec![5, 300],
+            g2_sizes: vec![],
+            proof_logs: vec![6],
+            naive_limit: 256,
+            seed: 2,
+        };
+        let checks = run(&OffByOne(CpuBackend::new()), &cfg, &mut |_| {});
+        let failed: Vec<&str> = checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                "G1 MSM over 5 points",
+                "G1 MSM over 300 points",
+                "proof over 2^6 constraints"
+            ]
+        );
+    }
+}

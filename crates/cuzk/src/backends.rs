@@ -1,0 +1,101 @@
+//! Choosing the proving backend from the command line: `--backend cpu|cuda` and
+//! `--device SELECTOR` (a CUDA ordinal or PCI bus id). The `cuda` backend exists only in
+//! binaries built with the `cuda` feature.
+
+use std::sync::Arc;
+
+use cuzk_groth16::{CpuBackend, ProvingBackend};
+
+use crate::CliError;
+
+/// Which backend proves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendKind {
+    /// NTT on rayon, MSMs with blst's Pippenger.
+    Cpu,
+    /// NTT and MSMs on an NVIDIA GPU (binaries built with the `cuda` feature).
+    Cuda,
+}
+
+/// Backend options shared by the commands that prove.
+#[derive(Debug, clap::Args)]
+pub struct BackendArgs {
+    /// Proving backend.
+    #[arg(long, value_enum, default_value_t = BackendKind::Cpu)]
+    pub backend: BackendKind,
+    /// GPU to use with --backend cuda: CUDA ordinal or PCI bus id (default: the first).
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Never keep parameters on the GPU between proofs (stream them from host memory).
+    #[arg(long)]
+    pub no_resident: bool,
+}
+
+/// The backend the arguments name.
+pub fn open(args: &BackendArgs) -> Result<Arc<dyn ProvingBackend>, CliError> {
+    match args.backend {
+        BackendKind::Cpu => {
+            if args.device.is_some() {
+                return Err(CliError::input("--device applies to --backend cuda only"));
+            }
+            Ok(Arc::new(CpuBackend::new()))
+        }
+        BackendKind::Cuda => open_cuda(args).map(|b| b as Arc<dyn ProvingBackend>),
+    }
+}
+
+#[cfg(feature = "cuda")]
+/// The CUDA backend the arguments name, as its own type.
+pub fn open_cuda(args: &BackendArgs) -> Result<Arc<cuzk_cuda::CudaBackend>, CliError> {
+    use cuzk_cuda::{CudaBackend, CudaDevice, DeviceSelector, Residency};
+    let selector: DeviceSelector = match &args.device {
+        Some(s) => s
+            .parse()
+            .map_err(|e| CliError::input(format!("--device: {e}")))?,
+        None => {
+            let all = cuzk_cuda::devices().map_err(|e| CliError::internal(e.to_string()))?;
+            let first = all
+                .first()
+                .ok_or_else(|| CliError::internal("no usable CUDA device found"))?;
+            DeviceSelector::PciBusId(first.pci_bus_id.clone())
+        }
+    };
+    let device = CudaDevice::open(&selector, None).map_err(|e| match e {
+        cuzk_cuda::CudaError::BadDevice(_) => CliError::input(e.to_string()),
+        _ => CliError::internal(e.to_string()),
+    })?;
+    let residency = if args.no_resident {
+        Residency::Never
+    } else {
+        Residency::Auto
+    };
+    let i = device.info();
+    eprintln!(
+        "device {} ({}, ordinal {}, sm_{}{}, {:.1} GiB total, {:.1} GiB free, budget {:.1} GiB, residency {:?})",
+        i.pci_bus_id,
+        i.name,
+        i.cuda_ordinal,
+        i.compute_capability.0,
+        i.compute_capability.1,
+        gib(i.total_bytes),
+        gib(i.free_bytes),
+        gib(device.budget()),
+        residency
+    );
+    let backend =
+        CudaBackend::new(device, residency).map_err(|e| CliError::internal(e.to_string()))?;
+    Ok(Arc::new(backend))
+}
+
+#[cfg(feature = "cuda")]
+fn gib(b: u64) -> f64 {
+    b as f64 / (1u64 << 30) as f64
+}
+
+#[cfg(not(feature = "cuda"))]
+/// Without the `cuda` feature there is no CUDA backend.
+pub fn open_cuda(_args: &BackendArgs) -> Result<Arc<CpuBackend>, CliError> {
+    Err(CliError::input(
+        "this cuzk was built without the cuda feature (cargo build --release -p cuzk --features cuda)",
+    ))
+}

@@ -1,0 +1,206 @@
+//! `cuzk bench gpu`: MSM and NTT kernels on one GPU, each result checked against the CPU once.
+//!
+//! MSM times are wall-clock around one synchronous call (sppark finishes the bucket sums on
+//! the host, so that is part of an MSM); bases are resident on the device and scalars come
+//! from host memory. NTT times are CUDA events around the kernels (transfers excluded). Each
+//! figure is the median of the timed runs after one warm-up.
+
+use anyhow::ensure;
+
+use crate::backends::{self, BackendArgs, BackendKind};
+
+/// Arguments of `cuzk bench gpu`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// GPU: CUDA ordinal or PCI bus id (default: the first).
+    #[arg(long)]
+    device: Option<String>,
+    /// Timed runs per size (after one warm-up).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// log2 sizes of the G1 MSMs.
+    #[arg(long, value_delimiter = ',', default_value = "20,22,24,26")]
+    g1: Vec<u32>,
+    /// log2 sizes of the G2 MSMs.
+    #[arg(long, value_delimiter = ',', default_value = "20,22")]
+    g2: Vec<u32>,
+    /// log2 sizes of the NTTs.
+    #[arg(long, value_delimiter = ',', default_value = "20,21,22,23,24,25,26,27")]
+    ntt: Vec<u32>,
+    /// Distinct random bases (log2); larger MSMs repeat them.
+    #[arg(long, default_value_t = 20)]
+    distinct: u32,
+}
+
+/// Runs the benchmark.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    ensure!(args.runs >= 1, "--runs must be at least 1");
+    let backend = backends::open_cuda(&BackendArgs {
+        backend: BackendKind::Cuda,
+        device: args.device.clone(),
+        no_resident: false,
+    })
+    .map_err(|e| anyhow::anyhow!(e.message))?;
+    run_cuda(args, &backend)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn run_cuda(_args: &Args, _backend: &cuzk_groth16::CpuBackend) -> anyhow::Result<()> {
+    anyhow::bail!("built without the cuda feature")
+}
+
+#[cfg(feature = "cuda")]
+use imp::run_cuda;
+
+#[cfg(feature = "cuda")]
+mod imp {
+    use std::time::{Duration, Instant};
+
+    use anyhow::Context;
+    use blstrs::{G1Projective, G2Projective, Scalar};
+    use cuzk_groth16::{fixed_base_g1, fixed_base_g2, msm, CpuBackend, ProvingBackend};
+    use ff::Field;
+    use group::{Curve, Group};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+    use rayon::prelude::*;
+
+    use super::Args;
+    use crate::stats::median;
+
+    pub(super) fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+        (0..n)
+            .into_par_iter()
+            .chunks(1 << 14)
+            .flat_map_iter(|idx| {
+                let mut r = ChaCha20Rng::seed_from_u64(seed ^ idx[0] as u64);
+                idx.into_iter()
+                    .map(|_| Scalar::random(&mut r))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    pub(super) fn tile<T: Copy + Send + Sync>(distinct: &[T], n: usize) -> Vec<T> {
+        (0..n)
+            .into_par_iter()
+            .map(|i| distinct[i % distinct.len()])
+            .collect()
+    }
+
+    pub(super) fn ms(d: Duration) -> String {
+        format!("{:.2}", d.as_secs_f64() * 1e3)
+    }
+
+    pub(super) fn run_cuda(args: &Args, backend: &cuzk_cuda::CudaBackend) -> anyhow::Result<()> {
+        use cuzk_cuda::{ResidentG1, ResidentG2};
+        let dev = backend.device();
+        let max_g1 = args.g1.iter().copied().max().unwrap_or(0);
+        let max_g2 = args.g2.iter().copied().max().unwrap_or(0);
+        let distinct = 1usize << args.distinct;
+        let t = Instant::now();
+        let e = random_scalars(distinct, 7);
+        let g1_distinct = fixed_base_g1(G1Projective::generator(), &e);
+        let g2_distinct = fixed_base_g2(
+            G2Projective::generator(),
+            &e[..distinct.min(1 << max_g2.min(20))],
+        );
+        eprintln!(
+            "{distinct} random bases in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+
+        println!("| MSM | points | median (ms) | runs | equal to blst |");
+        println!("|---|---|---|---|---|");
+        if max_g1 > 0 {
+            let bases = tile(&g1_distinct, 1 << max_g1);
+            let scalars = random_scalars(1 << max_g1, 11);
+            let g = dev.lock();
+            let t = Instant::now();
+            let res = ResidentG1::upload(&g, &bases).context("uploading G1 bases")?;
+            eprintln!(
+                "uploaded 2^{max_g1} G1 bases in {:.2} s",
+                t.elapsed().as_secs_f64()
+            );
+            for &log in &args.g1 {
+                let n = 1usize << log;
+                let mut times = Vec::new();
+                let mut got = G1Projective::identity();
+                for run in 0..=args.runs {
+                    let t = Instant::now();
+                    got = res.msm(&g, &scalars[..n])?;
+                    if run > 0 {
+                        times.push(t.elapsed());
+                    }
+                }
+                let want = msm::msm_g1(&bases[..n], &scalars[..n]);
+                println!(
+                    "| G1, bases resident | 2^{log} | {} | {} | {} |",
+                    ms(median(&times)),
+                    args.runs,
+                    got.to_affine() == want.to_affine()
+                );
+            }
+        }
+        if max_g2 > 0 {
+            let bases = tile(&g2_distinct, 1 << max_g2);
+            let scalars = random_scalars(1 << max_g2, 13);
+            let g = dev.lock();
+            let res = ResidentG2::upload(&g, &bases).context("uploading G2 bases")?;
+            for &log in &args.g2 {
+                let n = 1usize << log;
+                let mut times = Vec::new();
+                let mut got = G2Projective::identity();
+                for run in 0..=args.runs {
+                    let t = Instant::now();
+                    got = res.msm(&g, &scalars[..n])?;
+                    if run > 0 {
+                        times.push(t.elapsed());
+                    }
+                }
+                let want = msm::msm_g2(&bases[..n], &scalars[..n]);
+                println!(
+                    "| G2, bases resident | 2^{log} | {} | {} | {} |",
+                    ms(median(&times)),
+                    args.runs,
+                    got.to_affine() == want.to_affine()
+                );
+            }
+        }
+
+        println!("\n| NTT (forward, natural order) | elements | median kernel time (ms) | runs | equal to CPU |");
+        println!("|---|---|---|---|---|");
+        let cpu = CpuBackend::new();
+        for &log in &args.ntt {
+            let input = random_scalars(1 << log, 17 + log as u64);
+            let mut times = Vec::new();
+            let mut out = Vec::new();
+            for run in 0..=args.runs {
+                let mut v = input.clone();
+                let gpu_ms = backend.ntt_timed(&mut v, false)?;
+                if run > 0 {
+                    times.push(Duration::from_secs_f64(gpu_ms as f64 / 1e3));
+                }
+                out = v;
+            }
+            let mut want = input;
+            cpu.ntt(&mut want, false)?;
+            println!(
+                "| 2^{log} | {} | {} | {} | {} |",
+                1u64 << log,
+                ms(median(&times)),
+                args.runs,
+                out == want
+            );
+        }
+        let (free, total) = dev.mem_info()?;
+        println!(
+            "\ndevice {} ({}); free VRAM after the runs: {:.2} of {:.2} GiB",
+            dev.info().pci_bus_id,
+            dev.info().name,
+            free as f64 / (1u64 << 30) as f64,
+            total as f64 / (1u64 << 30) as f64
+        );
+        Ok(())
+    }
+}
