@@ -39,6 +39,11 @@ fn main() {
         .flag("--threads=0")
         .flag("-Xcompiler")
         .flag("-Wno-unused-function,-Wno-subobject-linkage");
+    if blst_uses_adx() {
+        // blst's headers name its ADX assembly routines only when __ADX__ is defined, and
+        // blst compiled itself with ADX: host code calling into it must agree.
+        b.define("__ADX__", None);
+    }
     for a in &archs {
         b.flag(format!("-gencode=arch=compute_{a},code=sm_{a}"));
     }
@@ -50,4 +55,25 @@ fn main() {
         b.file(format!("cuda/{f}.cu"));
     }
     b.compile("cuzk_cuda");
+}
+
+/// The same decision blst's build script makes (without its `portable`/`force-adx` features,
+/// which this workspace does not enable): ADX when the target enables it or the build host
+/// has it.
+fn blst_uses_adx() -> bool {
+    if env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("x86_64") {
+        return false;
+    }
+    let target_features = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    if target_features.split(',').any(|f| f == "adx") {
+        return true;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("adx")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }

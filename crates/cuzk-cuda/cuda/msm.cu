@@ -1,8 +1,10 @@
 // G1 and G2 MSMs in one translation unit: sppark's sort kernel is not a template, so two
 // units including its Pippenger would define it twice under relocatable device code.
 //
-// sppark's header instantiates its kernels for the global typedefs below (G1); the G2
-// instantiations follow implicitly from msm_t's use with the Fp2 types.
+// sppark's header instantiates its kernels for the global typedefs below (G1); the G2 kernels
+// are instantiated explicitly after it. The host code that launches them is compiled in the
+// host pass only, so nothing would instantiate them for the device otherwise ("invalid device
+// function" at launch).
 #include "common.cuh"
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
@@ -18,6 +20,21 @@ typedef xyzz_t<fp2_t> g2_bucket_t;
 typedef g2_bucket_t::affine_t g2_affine_t;
 
 #include <msm/pippenger.cuh>
+
+template __global__
+void accumulate<g2_bucket_t, g2_affine_t::mem_t>(g2_bucket_t::mem_t buckets_[],
+                                                 uint32_t nwins, uint32_t wbits,
+                                                 /*const*/ g2_affine_t::mem_t points_[],
+                                                 const vec2d_t<uint32_t> digits,
+                                                 const vec2d_t<uint32_t> histogram,
+                                                 uint32_t sid);
+template __global__
+void batch_addition<g2_bucket_t>(g2_bucket_t::mem_t buckets[],
+                                 const g2_affine_t::mem_t points[], size_t npoints,
+                                 const uint32_t digits[], const uint32_t& ndigits);
+template __global__
+void integrate<g2_bucket_t>(g2_bucket_t::mem_t buckets_[], uint32_t nwins, uint32_t wbits,
+                            uint32_t nbits);
 
 #ifndef __CUDA_ARCH__
 static_assert(sizeof(affine_t) == 96, "G1 affine layout differs from blst_p1_affine");

@@ -30,6 +30,9 @@ pub struct Args {
     /// Distinct random bases (log2); larger MSMs repeat them.
     #[arg(long, default_value_t = 20)]
     distinct: u32,
+    /// Proofs of a 2^16-constraint synthetic circuit to run while watching free VRAM (0: skip).
+    #[arg(long, default_value_t = 100)]
+    leak_proofs: usize,
 }
 
 /// Runs the benchmark.
@@ -56,7 +59,7 @@ use imp::run_cuda;
 mod imp {
     use std::time::{Duration, Instant};
 
-    use anyhow::Context;
+    use anyhow::{ensure, Context};
     use blstrs::{G1Projective, G2Projective, Scalar};
     use cuzk_groth16::{fixed_base_g1, fixed_base_g2, msm, CpuBackend, ProvingBackend};
     use ff::Field;
@@ -193,6 +196,9 @@ mod imp {
                 out == want
             );
         }
+        if args.leak_proofs > 0 {
+            leak_check(backend, args.leak_proofs)?;
+        }
         let (free, total) = dev.mem_info()?;
         println!(
             "\ndevice {} ({}); free VRAM after the runs: {:.2} of {:.2} GiB",
@@ -200,6 +206,50 @@ mod imp {
             dev.info().name,
             free as f64 / (1u64 << 30) as f64,
             total as f64 / (1u64 << 30) as f64
+        );
+        Ok(())
+    }
+
+    /// Proves one synthetic circuit `proofs` times, half with resident parameters and half
+    /// streamed, and reports free device memory before, during and after.
+    fn leak_check(backend: &cuzk_cuda::CudaBackend, proofs: usize) -> anyhow::Result<()> {
+        use cuzk_groth16::synthetic::SyntheticCircuit;
+        use cuzk_groth16::{generate_insecure_parameters, synthesize, Pce};
+        let circuit = SyntheticCircuit::filling_domain(16, 3);
+        let pce = Pce::extract("leak-check", circuit)?;
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        let params = generate_insecure_parameters(&pce, &mut rng)?;
+        let pa = synthesize(&pce, vec![circuit])?
+            .pop()
+            .context("no assignment")?;
+        let dev = backend.device();
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let (before, _) = dev.mem_info()?;
+        let mut after_first = 0;
+        let cpu = CpuBackend::new();
+        for i in 0..proofs {
+            let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+            let (p, _, _) = backend.prove_placed(&params, &pa, r, s)?;
+            if i == 0 {
+                after_first = dev.mem_info()?.0;
+                let (want, _) = cpu.prove(&params, &pa, r, s)?;
+                ensure!(
+                    p.to_bytes() == want.to_bytes(),
+                    "GPU proof differs from the CPU's"
+                );
+            }
+        }
+        let (after, _) = dev.mem_info()?;
+        let freed = backend.evict_resident();
+        dev.lock().trim()?;
+        let (trimmed, _) = dev.mem_info()?;
+        println!(
+            "\nVRAM across {proofs} proofs of 2^16 constraints (parameters resident): free {:.3} GiB before, {:.3} GiB after the first proof, {:.3} GiB after the last; {:.3} GiB after evicting the parameters ({} bytes) and trimming the pool",
+            gib(before),
+            gib(after_first),
+            gib(after),
+            gib(trimmed),
+            freed
         );
         Ok(())
     }
