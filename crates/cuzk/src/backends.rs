@@ -99,3 +99,63 @@ pub fn open_cuda(_args: &BackendArgs) -> Result<Arc<CpuBackend>, CliError> {
         "this cuzk was built without the cuda feature (cargo build --release -p cuzk --features cuda)",
     ))
 }
+
+/// Watches a GPU's free memory from a background thread (every millisecond) to find the
+/// peak in use while a benchmark runs.
+#[derive(Debug)]
+pub struct VramWatch {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<u64>>,
+    baseline_free: u64,
+}
+
+impl VramWatch {
+    /// Starts watching the device `backend` runs on, if it is a GPU.
+    #[cfg(feature = "cuda")]
+    pub fn start(backend: &dyn ProvingBackend) -> Option<Self> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let id = backend.name();
+        let pci = id.strip_prefix("cuda:")?;
+        let device = cuzk_cuda::CudaDevice::open(
+            &cuzk_cuda::DeviceSelector::PciBusId(pci.to_owned()),
+            Some(0),
+        )
+        .ok()?;
+        let baseline_free = device.mem_info().ok()?.0;
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut min_free = u64::MAX;
+            while !s.load(Ordering::Relaxed) {
+                if let Ok((free, _)) = device.mem_info() {
+                    min_free = min_free.min(free);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            min_free
+        });
+        Some(VramWatch {
+            stop,
+            handle: Some(handle),
+            baseline_free,
+        })
+    }
+
+    /// Without the `cuda` feature there is no GPU to watch.
+    #[cfg(not(feature = "cuda"))]
+    pub fn start(_backend: &dyn ProvingBackend) -> Option<Self> {
+        None
+    }
+
+    /// Stops and returns the peak bytes in use above the free memory seen at start.
+    pub fn finish(mut self) -> u64 {
+        self.stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let min_free = self
+            .handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or(u64::MAX);
+        self.baseline_free.saturating_sub(min_free)
+    }
+}

@@ -14,7 +14,7 @@ use cuzk_filecoin::{
 use filecoin_proofs::SectorShapeBase;
 use storage_proofs_core::sector::SectorId;
 
-use crate::backends::{self, BackendArgs};
+use crate::backends::{self, BackendArgs, VramWatch};
 use crate::stats::{median, secs};
 
 /// Arguments of `cuzk bench porep`.
@@ -48,6 +48,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
+    // Device memory the whole run takes at its peak (resident parameters included).
+    let watch = VramWatch::start(backend.as_ref());
     for run in 0..=args.runs {
         let t = Instant::now();
         let out = prove_plan(
@@ -84,6 +86,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             theirs.push(d);
         }
     }
+    let peak_vram = watch.map(VramWatch::finish);
     let (o, t): (Duration, Duration) = (median(&ours), median(&theirs));
     println!(
         "| proof | ours ({name}, PCE) | filecoin-proofs seal_commit_phase2 (CPU) | speed-up |"
@@ -100,5 +103,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         args.runs,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+    if let Some(b) = peak_vram {
+        println!(
+            "Peak device memory in use during our runs (partitions proved one at a time, parameters resident): {:.2} GiB, sampled every millisecond.",
+            b as f64 / (1u64 << 30) as f64
+        );
+    }
     Ok(())
 }
