@@ -29,8 +29,11 @@ use crate::work::{ProofWork, Synthesized};
 pub struct EngineConfig {
     /// Jobs queued or running at most; submit fails with [`EngineError::QueueFull`] past it.
     pub queue_capacity: usize,
-    /// Threads synthesizing partitions.
+    /// Threads synthesizing partitions of any priority.
     pub synthesis_threads: usize,
+    /// Further threads that synthesize only CRITICAL partitions (WinningPoSt by default), so
+    /// such a job never waits for a long partition of lower priority to finish synthesizing.
+    pub urgent_synthesis_threads: usize,
     /// Workers per device (one prepares while another computes).
     pub workers_per_device: usize,
     /// How long a finished job's result stays available to its request id.
@@ -47,6 +50,7 @@ impl Default for EngineConfig {
         EngineConfig {
             queue_capacity: 256,
             synthesis_threads: 1,
+            urgent_synthesis_threads: 1,
             workers_per_device: 2,
             retention: Duration::from_secs(600),
             host_budget: crate::memory::auto_host_budget(2 << 30),
@@ -167,7 +171,13 @@ impl Engine {
         for i in 0..inner.cfg.synthesis_threads {
             let inner = inner.clone();
             threads.push(spawn(format!("cuzk-synth-{i}"), move || {
-                synthesis_loop(&inner)
+                synthesis_loop(&inner, Priority::Low)
+            }));
+        }
+        for i in 0..inner.cfg.urgent_synthesis_threads {
+            let inner = inner.clone();
+            threads.push(spawn(format!("cuzk-synth-urgent-{i}"), move || {
+                synthesis_loop(&inner, Priority::Critical)
             }));
         }
         for d in &inner.devices {
@@ -408,7 +418,8 @@ impl Drop for InFlight {
     }
 }
 
-fn synthesis_loop(inner: &Arc<Inner>) {
+/// Synthesizes partitions of priority `min` or above until the engine closes.
+fn synthesis_loop(inner: &Arc<Inner>, min: Priority) {
     loop {
         if !inner.cfg.pipeline {
             while inner.in_flight.load(Ordering::SeqCst) > 0
@@ -417,7 +428,7 @@ fn synthesis_loop(inner: &Arc<Inner>) {
                 std::thread::sleep(Duration::from_millis(2));
             }
         }
-        let Some(SynthItem { job, k }) = inner.synth_q.pop(|_| true) else {
+        let Some(SynthItem { job, k }) = inner.synth_q.pop(|it| it.job.priority >= min) else {
             return;
         };
         if job.is_cancelled() || job.lock().status.is_terminal() {

@@ -17,6 +17,7 @@ fn cfg(workers: usize) -> EngineConfig {
     EngineConfig {
         queue_capacity: 1000,
         synthesis_threads: 2,
+        urgent_synthesis_threads: 1,
         workers_per_device: workers,
         retention: Duration::from_secs(60),
         host_budget: 64 << 20,
@@ -363,4 +364,57 @@ fn critical_work_is_not_stuck_behind_a_worker_already_waiting_for_the_device() {
         "winning proved after {pos} more bulk partitions: {log:?}"
     );
     engine.shutdown(Duration::from_secs(1), false);
+}
+
+/// Every ordinary synthesis thread is busy with a slow low-priority partition when critical
+/// work arrives: the urgent lane synthesizes it at once, so it completes while the slow
+/// syntheses are still running.
+#[test]
+fn critical_work_is_synthesized_while_every_ordinary_synthesis_thread_is_busy() {
+    let (devs, _) = sim_devices(1, Faults::default());
+    let mut c = cfg(2);
+    c.synthesis_threads = 1;
+    let engine = Engine::start(c, devs).unwrap();
+    let slow = Arc::new(TestWork {
+        synth_delay: Duration::from_secs(3),
+        ..Arc::try_unwrap(TestWork::new("porep", 1)).unwrap()
+    });
+    engine.submit("slow", slow, Some(Priority::Low)).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    engine
+        .submit("winning", TestWork::new("winning-post", 1), None)
+        .unwrap();
+    let w = engine.await_job("winning", None).unwrap();
+    assert!(matches!(w.status, JobStatus::Completed(_)));
+    let s = engine.await_job("slow", Some(Duration::ZERO)).unwrap();
+    assert!(
+        !s.status.is_terminal(),
+        "winning waited for the slow synthesis to finish"
+    );
+    engine.await_job("slow", None).unwrap();
+
+    // Without the lane, the same load makes it wait: the test can fail.
+    let (devs, _) = sim_devices(1, Faults::default());
+    let mut c = cfg(2);
+    c.synthesis_threads = 1;
+    c.urgent_synthesis_threads = 0;
+    let engine2 = Engine::start(c, devs).unwrap();
+    let slow = Arc::new(TestWork {
+        synth_delay: Duration::from_secs(3),
+        ..Arc::try_unwrap(TestWork::new("porep", 1)).unwrap()
+    });
+    engine2.submit("slow", slow, Some(Priority::Low)).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    engine2
+        .submit("winning", TestWork::new("winning-post", 1), None)
+        .unwrap();
+    let w2 = engine2.await_job("winning", None).unwrap();
+    // It waited for the 3 s synthesis (submitted 0.2 s into it).
+    assert!(
+        w2.timings.total >= Duration::from_millis(2500),
+        "without the lane winning took only {:?}",
+        w2.timings.total
+    );
+    engine.shutdown(Duration::from_secs(1), false);
+    engine2.shutdown(Duration::from_secs(1), false);
 }

@@ -41,6 +41,7 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
     let cfg = EngineConfig {
         queue_capacity: 512,
         synthesis_threads: 1,
+        urgent_synthesis_threads: 1,
         workers_per_device: 2,
         retention: Duration::from_secs(60),
         host_budget: 4 << 30,

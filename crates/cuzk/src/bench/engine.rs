@@ -1,6 +1,6 @@
-//! The engine on the CPU backend: a steady stream of 2 KiB PoRep jobs with the pipeline on
-//! and off (proofs per minute, device busy fraction), and WinningPoSt latency idle and under
-//! that load.
+//! The engine on one device (the CPU backend, or a GPU with `--backend cuda`): a steady
+//! stream of 2 KiB PoRep jobs with the pipeline on and off (proofs per minute, device busy
+//! fraction), and WinningPoSt latency idle and under that load.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,8 +10,9 @@ use anyhow::{bail, ensure};
 use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, JobStatus, Priority};
 use cuzk_filecoin::fixtures::{bind_fixture_dirs, fixture_store, Manifest};
 use cuzk_filecoin::{plan, FilecoinWork, ProofKind};
-use cuzk_groth16::CpuBackend;
+use cuzk_groth16::ProvingBackend;
 
+use crate::backends::{self, BackendArgs};
 use crate::stats::median;
 
 /// Arguments of `cuzk bench engine`.
@@ -26,25 +27,35 @@ pub struct Args {
     /// WinningPoSt proofs timed per condition.
     #[arg(long, default_value_t = 3)]
     winning_runs: usize,
+    /// Partitions synthesized at once on the CPU pool.
+    #[arg(long, default_value_t = 1)]
+    synthesis_threads: usize,
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
-fn engine(pipeline: bool) -> anyhow::Result<Engine> {
+fn engine(
+    pipeline: bool,
+    backend: &Arc<dyn ProvingBackend>,
+    synthesis_threads: usize,
+) -> anyhow::Result<Engine> {
     let info = DeviceInfo {
-        id: "cpu".into(),
-        name: "CPU backend".into(),
+        id: backend.name(),
+        name: backend.name(),
         memory_total: 0,
     };
-    let cpu = Device::new(info, Arc::new(CpuBackend::new()), 16 << 30);
+    let device = Device::new(info, backend.clone(), 16 << 30);
     Ok(Engine::start(
         EngineConfig {
             queue_capacity: 1024,
-            synthesis_threads: 1,
+            synthesis_threads,
+            urgent_synthesis_threads: 1,
             workers_per_device: if pipeline { 2 } else { 1 },
             retention: Duration::from_secs(3600),
             host_budget: 12 << 30,
             pipeline,
         },
-        vec![cpu],
+        vec![device],
     )?)
 }
 
@@ -62,6 +73,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         args.porep_jobs >= 1 && args.winning_runs >= 1,
         "counts must be at least 1"
     );
+    ensure!(args.synthesis_threads >= 1, "--synthesis-threads must be at least 1");
+    let backend = backends::open(&args.backend).map_err(|e| anyhow::anyhow!(e.message))?;
     let dir = &args.fixtures;
     bind_fixture_dirs(dir)?;
     let m = Manifest::load(dir)?;
@@ -70,15 +83,30 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let p = plan(&m.request(dir, kind)?)?;
         Ok(Arc::new(FilecoinWork::new(p, &store, true)?))
     };
-    // Warm parameters and PCEs once, outside every timed region.
+    // Warm parameters and PCEs once, outside every timed region (and, on a GPU, the device
+    // copies of the parameters: one untimed proof of each kind).
     for kind in [ProofKind::PoRep, ProofKind::WinningPoSt] {
         store.params(work(kind)?.plan().circuit())?;
     }
+    {
+        let e = engine(true, &backend, args.synthesis_threads)?;
+        for (i, kind) in [ProofKind::PoRep, ProofKind::WinningPoSt].into_iter().enumerate() {
+            e.submit(&format!("warm{i}"), work(kind)?, None)?;
+            done(&e, &format!("warm{i}"))?;
+        }
+        e.shutdown(Duration::from_secs(5), true);
+    }
 
+    println!(
+        "backend {}, {} synthesis threads, {} cores\n",
+        backend.name(),
+        args.synthesis_threads,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
     println!("| pipeline | PoRep jobs | wall (s) | proofs/min | device busy |");
     println!("|---|---|---|---|---|");
     for pipeline in [true, false] {
-        let e = engine(pipeline)?;
+        let e = engine(pipeline, &backend, args.synthesis_threads)?;
         let t = Instant::now();
         for j in 0..args.porep_jobs {
             e.submit(&format!("p{j}"), work(ProofKind::PoRep)?, None)?;
@@ -99,7 +127,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         e.shutdown(Duration::from_secs(5), true);
     }
 
-    let e = engine(true)?;
+    let e = engine(true, &backend, args.synthesis_threads)?;
     let mut idle = Vec::new();
     for r in 0..args.winning_runs {
         let id = format!("w-idle-{r}");
