@@ -149,8 +149,7 @@ impl VramWatch {
 
     /// Stops and returns the peak bytes in use above the free memory seen at start.
     pub fn finish(mut self) -> u64 {
-        self.stop
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let min_free = self
             .handle
             .take()

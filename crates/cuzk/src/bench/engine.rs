@@ -73,7 +73,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         args.porep_jobs >= 1 && args.winning_runs >= 1,
         "counts must be at least 1"
     );
-    ensure!(args.synthesis_threads >= 1, "--synthesis-threads must be at least 1");
+    ensure!(
+        args.synthesis_threads >= 1,
+        "--synthesis-threads must be at least 1"
+    );
     let backend = backends::open(&args.backend).map_err(|e| anyhow::anyhow!(e.message))?;
     let dir = &args.fixtures;
     bind_fixture_dirs(dir)?;
@@ -90,7 +93,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     {
         let e = engine(true, &backend, args.synthesis_threads)?;
-        for (i, kind) in [ProofKind::PoRep, ProofKind::WinningPoSt].into_iter().enumerate() {
+        for (i, kind) in [ProofKind::PoRep, ProofKind::WinningPoSt]
+            .into_iter()
+            .enumerate()
+        {
             e.submit(&format!("warm{i}"), work(kind)?, None)?;
             done(&e, &format!("warm{i}"))?;
         }
