@@ -42,6 +42,10 @@ void cuzk_cuda_free_message(char* message);
 cuzk_status_t cuzk_cuda_device_count(uint32_t* count);
 cuzk_status_t cuzk_cuda_device_info(uint32_t device, cuzk_device_info_t* info);
 cuzk_status_t cuzk_cuda_mem_info(uint32_t device, uint64_t* free_bytes, uint64_t* total_bytes);
+// Page-locks (pins) host memory so transfers from it run at full bus speed; the memory must
+// stay allocated until unregistered. Not tied to a device.
+cuzk_status_t cuzk_cuda_host_register(void* ptr, size_t bytes);
+cuzk_status_t cuzk_cuda_host_unregister(void* ptr);
 // Returns memory the device's stream-ordered pool keeps after frees to the driver.
 cuzk_status_t cuzk_cuda_trim(uint32_t device);
 

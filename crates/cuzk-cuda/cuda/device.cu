@@ -83,3 +83,19 @@ extern "C" void cuzk_cuda_resident_free(cuzk_resident_t* resident)
     }
     delete resident;
 }
+
+extern "C" cuzk_status_t cuzk_cuda_host_register(void* ptr, size_t bytes)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(ptr != nullptr && bytes > 0, "nothing to register");
+        CUDA_OK(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
+    });
+}
+
+extern "C" cuzk_status_t cuzk_cuda_host_unregister(void* ptr)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(ptr != nullptr, "nothing to unregister");
+        CUDA_OK(cudaHostUnregister(ptr));
+    });
+}

@@ -42,6 +42,8 @@ extern "C" {
     pub(crate) fn cuzk_cuda_device_info(device: u32, info: *mut DeviceInfoRaw) -> Status;
     pub(crate) fn cuzk_cuda_mem_info(device: u32, free: *mut u64, total: *mut u64) -> Status;
     pub(crate) fn cuzk_cuda_trim(device: u32) -> Status;
+    pub(crate) fn cuzk_cuda_host_register(ptr: *mut c_void, bytes: usize) -> Status;
+    pub(crate) fn cuzk_cuda_host_unregister(ptr: *mut c_void) -> Status;
     pub(crate) fn cuzk_cuda_ntt(
         device: u32,
         inout: *mut c_void,

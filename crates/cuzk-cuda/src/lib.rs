@@ -30,6 +30,8 @@ mod error;
 #[cfg(feature = "cuda")]
 mod ffi;
 #[cfg(feature = "cuda")]
+mod pinned;
+#[cfg(feature = "cuda")]
 mod resident;
 #[cfg(feature = "cuda")]
 mod vram;
@@ -48,5 +50,7 @@ pub use device::{
 };
 #[cfg(feature = "cuda")]
 pub use error::CudaError;
+#[cfg(feature = "cuda")]
+pub use pinned::Pinned;
 #[cfg(feature = "cuda")]
 pub use resident::{ResidentG1, ResidentG2};

@@ -125,24 +125,36 @@ mod imp {
                 "uploaded 2^{max_g1} G1 bases in {:.2} s",
                 t.elapsed().as_secs_f64()
             );
-            for &log in &args.g1 {
-                let n = 1usize << log;
-                let mut times = Vec::new();
-                let mut got = G1Projective::identity();
-                for run in 0..=args.runs {
-                    let t = Instant::now();
-                    got = res.msm(&g, &scalars[..n])?;
-                    if run > 0 {
-                        times.push(t.elapsed());
+            // Scalars in pageable memory, then the same buffer pinned.
+            let mut wants = Vec::new();
+            for pinned in [false, true] {
+                let _pin = if pinned {
+                    Some(cuzk_cuda::Pinned::new(&scalars).context("pinning the scalars")?)
+                } else {
+                    None
+                };
+                for (i, &log) in args.g1.iter().enumerate() {
+                    let n = 1usize << log;
+                    let mut times = Vec::new();
+                    let mut got = G1Projective::identity();
+                    for run in 0..=args.runs {
+                        let t = Instant::now();
+                        got = res.msm(&g, &scalars[..n])?;
+                        if run > 0 {
+                            times.push(t.elapsed());
+                        }
                     }
+                    if !pinned {
+                        wants.push(msm::msm_g1(&bases[..n], &scalars[..n]).to_affine());
+                    }
+                    println!(
+                        "| G1, bases resident, scalars {} | 2^{log} | {} | {} | {} |",
+                        if pinned { "pinned" } else { "pageable" },
+                        ms(median(&times)),
+                        args.runs,
+                        got.to_affine() == wants[i]
+                    );
                 }
-                let want = msm::msm_g1(&bases[..n], &scalars[..n]);
-                println!(
-                    "| G1, bases resident | 2^{log} | {} | {} | {} |",
-                    ms(median(&times)),
-                    args.runs,
-                    got.to_affine() == want.to_affine()
-                );
             }
         }
         if max_g2 > 0 {
@@ -163,7 +175,7 @@ mod imp {
                 }
                 let want = msm::msm_g2(&bases[..n], &scalars[..n]);
                 println!(
-                    "| G2, bases resident | 2^{log} | {} | {} | {} |",
+                    "| G2, bases resident, scalars pageable | 2^{log} | {} | {} | {} |",
                     ms(median(&times)),
                     args.runs,
                     got.to_affine() == want.to_affine()
