@@ -24,7 +24,7 @@ impl<'a, T> Pinned<'a, T> {
     /// Pins `slice` (page-locks its pages). Costs time proportional to its size: pin buffers
     /// that are reused, not per transfer.
     pub fn new(slice: &'a [T]) -> Result<Self, CudaError> {
-        let bytes = std::mem::size_of_val(slice);
+        let bytes = size_of_val(slice);
         if bytes == 0 {
             return Err(CudaError::BadArgument("nothing to pin".into()));
         }
