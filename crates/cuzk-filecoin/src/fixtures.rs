@@ -566,6 +566,38 @@ pub fn fixture_store(out: &Path) -> CircuitStore {
     CircuitStore::new(out.join("params"), &out.join("cache"))
 }
 
+/// [`ensure_fixtures`] under a lock file in `out`, so concurrent processes (test binaries)
+/// wait for one another instead of generating twice. A lock left by a killed process is
+/// taken over after `stale` has passed since it was made.
+pub fn ensure_fixtures_locked(
+    out: &Path,
+    size: SectorSize,
+    progress: &dyn Progress,
+    stale: Duration,
+) -> Result<Manifest> {
+    fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    let lock = out.join(".generating");
+    loop {
+        match OpenOptions::new().write(true).create_new(true).open(&lock) {
+            Ok(_) => break,
+            Err(_) => {
+                let age = fs::metadata(&lock)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok());
+                if age.is_some_and(|a| a > stale) {
+                    let _ = fs::remove_file(&lock);
+                    continue;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+    }
+    let out_manifest = ensure_fixtures(out, size, progress);
+    let _ = fs::remove_file(&lock);
+    out_manifest
+}
+
 /// Creates or checks the fixtures for `size` in `out` (only 2 KiB is supported: it is the
 /// size whose sealing and proving fit a test run).
 pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) -> Result<Manifest> {

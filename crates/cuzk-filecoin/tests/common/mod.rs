@@ -1,8 +1,8 @@
 //! Shared 2 KiB fixtures for the Filecoin tests.
 //!
 //! CI generates them once (`cuzk fixtures`) and names the folder in `CUZK_TEST_FIXTURES`;
-//! otherwise the first test to need them generates them under `target/`, holding a lock file
-//! so concurrent test processes wait instead of generating twice.
+//! otherwise the first test to need them generates them under `target/`
+//! ([`ensure_fixtures_locked`]: concurrent test processes wait instead of generating twice).
 
 #![allow(dead_code)]
 
@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use cuzk_filecoin::fixtures::{bind_fixture_dirs, ensure_fixtures, fixture_store, Manifest, Quiet};
+use cuzk_filecoin::fixtures::{
+    bind_fixture_dirs, ensure_fixtures_locked, fixture_store, Manifest, Quiet,
+};
 use cuzk_filecoin::{CircuitStore, SectorSize};
 
 pub struct Fixtures {
@@ -26,31 +28,14 @@ fn fixture_dir() -> PathBuf {
     }
 }
 
-fn with_lock<T>(dir: &Path, f: impl FnOnce() -> T) -> T {
-    std::fs::create_dir_all(dir).expect("fixture dir");
-    let lock = dir.join(".generating");
-    loop {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock)
-        {
-            Ok(_) => break,
-            Err(_) => std::thread::sleep(Duration::from_millis(500)),
-        }
-    }
-    let out = f();
-    let _ = std::fs::remove_file(&lock);
-    out
-}
-
 pub fn fixtures() -> &'static Fixtures {
     static F: OnceLock<Fixtures> = OnceLock::new();
     F.get_or_init(|| {
         let dir = fixture_dir();
         bind_fixture_dirs(&dir).expect("bind dirs");
         let manifest =
-            with_lock(&dir, || ensure_fixtures(&dir, SectorSize::S2KiB, &Quiet)).expect("fixtures");
+            ensure_fixtures_locked(&dir, SectorSize::S2KiB, &Quiet, Duration::from_secs(1800))
+                .expect("fixtures");
         let store = fixture_store(&dir);
         Fixtures {
             dir,

@@ -1,0 +1,135 @@
+//! Wire messages to and from the engine's and the Filecoin layer's types.
+
+use std::time::Duration;
+
+use cuzk_engine::{JobStatus, JobView, Priority};
+use cuzk_filecoin::{ProofKind, ProofRequest, SectorSize};
+use tonic::Status;
+
+use crate::proto;
+
+/// The Filecoin proof kind a wire kind names.
+pub fn kind(k: i32) -> Result<ProofKind, Status> {
+    match proto::ProofKind::try_from(k) {
+        Ok(proto::ProofKind::PorepSealCommit) => Ok(ProofKind::PoRep),
+        Ok(proto::ProofKind::SnapDealsUpdate) => Ok(ProofKind::SnapDeals),
+        Ok(proto::ProofKind::WindowPostPartition) => Ok(ProofKind::WindowPoSt),
+        Ok(proto::ProofKind::WinningPost) => Ok(ProofKind::WinningPoSt),
+        Ok(proto::ProofKind::Unspecified) => {
+            Err(Status::invalid_argument("proof_kind is required"))
+        }
+        Err(_) => Err(Status::invalid_argument(format!(
+            "proof_kind {k} is not a known kind"
+        ))),
+    }
+}
+
+/// The engine priority a wire priority names (None: the kind's default).
+pub fn priority(p: i32) -> Result<Option<Priority>, Status> {
+    match proto::Priority::try_from(p) {
+        Ok(proto::Priority::Unspecified) => Ok(None),
+        Ok(proto::Priority::Low) => Ok(Some(Priority::Low)),
+        Ok(proto::Priority::Normal) => Ok(Some(Priority::Normal)),
+        Ok(proto::Priority::High) => Ok(Some(Priority::High)),
+        Ok(proto::Priority::Critical) => Ok(Some(Priority::Critical)),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "priority {p} is not a known priority"
+        ))),
+    }
+}
+
+/// The Filecoin request a wire request describes. PoRep's registered proof 0 means "take it
+/// from the C1 output" (the field cannot be told apart from unset); other kinds use the
+/// number as given.
+pub fn request(r: &proto::SubmitProofRequest) -> Result<ProofRequest, Status> {
+    let kind = kind(r.proof_kind)?;
+    let registered_proof = match (kind, r.registered_proof) {
+        (ProofKind::PoRep, 0) => None,
+        (_, n) => Some(n),
+    };
+    Ok(ProofRequest {
+        kind: Some(kind),
+        registered_proof,
+        sector_size: r.sector_size,
+        vanilla_proof: r.vanilla_proof.clone(),
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old.clone(),
+        comm_r_new: r.comm_r_new.clone(),
+        comm_d_new: r.comm_d_new.clone(),
+    })
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis().min(u64::MAX as u128) as u64
+}
+
+/// A job's state as AwaitProof reports it; a job still queued or running is TIMEOUT (the
+/// caller's wait ended first).
+pub fn await_response(v: &JobView, srs_load: Duration) -> proto::AwaitProofResponse {
+    use proto::await_proof_response::Status as S;
+    let (status, proof, error_message) = match &v.status {
+        JobStatus::Completed(p) => (S::Completed, p.clone(), String::new()),
+        JobStatus::Failed(e) => (S::Failed, Vec::new(), e.clone()),
+        JobStatus::Cancelled => (S::Cancelled, Vec::new(), "cancelled".to_owned()),
+        JobStatus::Queued | JobStatus::Running => (
+            S::Timeout,
+            Vec::new(),
+            "the job did not finish within timeout_ms".to_owned(),
+        ),
+    };
+    proto::AwaitProofResponse {
+        job_id: v.id.clone(),
+        status: status as i32,
+        proof,
+        error_message,
+        queue_wait_ms: ms(v.timings.queue_wait),
+        srs_load_ms: ms(srs_load),
+        synthesis_ms: ms(v.timings.synthesis),
+        gpu_compute_ms: ms(v.timings.device),
+        total_ms: ms(v.timings.total),
+    }
+}
+
+/// The circuit an SRS id names ("porep-32g", "winning-2k", ...).
+pub fn circuit(srs_id: &str) -> Result<cuzk_filecoin::CircuitSpec, Status> {
+    for size in SectorSize::ALL {
+        for kind in ProofKind::ALL {
+            if let Ok(spec) = cuzk_filecoin::CircuitSpec::of(kind, size) {
+                if spec.srs_id() == srs_id {
+                    return Ok(spec);
+                }
+            }
+        }
+    }
+    Err(Status::invalid_argument(format!(
+        "{srs_id:?} names no circuit (expected e.g. porep-32g, snap-32g, wpost-32g, winning-32g)"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_and_missing_kinds_are_invalid() {
+        assert_eq!(kind(0).unwrap_err().code(), tonic::Code::InvalidArgument);
+        assert_eq!(kind(9).unwrap_err().code(), tonic::Code::InvalidArgument);
+        assert_eq!(kind(4).unwrap(), ProofKind::WinningPoSt);
+        assert_eq!(
+            priority(7).unwrap_err().code(),
+            tonic::Code::InvalidArgument
+        );
+        assert_eq!(priority(0).unwrap(), None);
+    }
+
+    #[test]
+    fn srs_ids_name_circuits() {
+        assert_eq!(circuit("porep-2k").unwrap().srs_id(), "porep-2k");
+        assert_eq!(circuit("winning-32g").unwrap().srs_id(), "winning-32g");
+        assert!(circuit("porep-3k").is_err());
+    }
+}

@@ -1,0 +1,321 @@
+//! The service over real gRPC on 127.0.0.1:0, proving on the CPU backend with 2 KiB
+//! fixtures: results verify, every method acts, bad requests get their codes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig};
+use cuzk_filecoin::fixtures::{
+    bind_fixture_dirs, ensure_fixtures_locked, fixture_store, Manifest, Quiet,
+};
+use cuzk_filecoin::{plan, verify::verify_assembled, ProofKind, ProofRequest, SectorSize};
+use cuzk_groth16::CpuBackend;
+use cuzk_server::proto::proving_engine_client::ProvingEngineClient;
+use cuzk_server::proto::{self, await_proof_response::Status as S};
+use cuzk_server::{serve, ProvingService, DEFAULT_MAX_MESSAGE_BYTES};
+use tonic::transport::Channel;
+use tonic::Code;
+
+fn fixtures() -> (PathBuf, Manifest) {
+    let dir = match std::env::var_os("CUZK_TEST_FIXTURES") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/cuzk-test-fixtures"),
+    };
+    bind_fixture_dirs(&dir).expect("bind fixture dirs");
+    let m = ensure_fixtures_locked(&dir, SectorSize::S2KiB, &Quiet, Duration::from_secs(1800))
+        .expect("fixtures");
+    (dir, m)
+}
+
+fn wire(kind: ProofKind, r: &ProofRequest, id: &str) -> proto::SubmitProofRequest {
+    let proof_kind = match kind {
+        ProofKind::PoRep => proto::ProofKind::PorepSealCommit,
+        ProofKind::SnapDeals => proto::ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPoSt => proto::ProofKind::WindowPostPartition,
+        ProofKind::WinningPoSt => proto::ProofKind::WinningPost,
+    };
+    proto::SubmitProofRequest {
+        request_id: id.to_owned(),
+        proof_kind: proof_kind as i32,
+        sector_size: r.sector_size,
+        registered_proof: r.registered_proof.unwrap_or(0),
+        priority: 0,
+        vanilla_proof: r.vanilla_proof.clone(),
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old.clone(),
+        comm_r_new: r.comm_r_new.clone(),
+        comm_d_new: r.comm_d_new.clone(),
+    }
+}
+
+struct Server {
+    client: ProvingEngineClient<Channel>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+}
+
+async fn start(dir: &Path, max_message: usize) -> Server {
+    let store = Arc::new(fixture_store(dir));
+    let device = Device::new(
+        DeviceInfo {
+            id: "cpu".into(),
+            name: "CPU backend".into(),
+            memory_total: 0,
+        },
+        Arc::new(CpuBackend::new()),
+        8 << 30,
+    );
+    let engine = Engine::start(
+        EngineConfig {
+            synthesis_threads: 1,
+            urgent_synthesis_threads: 1,
+            host_budget: 8 << 30,
+            ..EngineConfig::default()
+        },
+        vec![device],
+    )
+    .expect("engine");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let service = ProvingService::new(Arc::new(engine), store, true);
+    let task = tokio::spawn(serve(listener, service, max_message, async {
+        let _ = rx.await;
+    }));
+    let client = ProvingEngineClient::connect(format!("http://{addr}"))
+        .await
+        .expect("connect");
+    Server {
+        client,
+        stop: Some(tx),
+        task,
+    }
+}
+
+impl Server {
+    async fn stop(mut self) {
+        let _ = self.stop.take().map(|s| s.send(()));
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proofs_status_metrics_srs_and_cancel_over_grpc() {
+    let (dir, m) = fixtures();
+    let mut s = start(&dir, DEFAULT_MAX_MESSAGE_BYTES).await;
+    let c = &mut s.client;
+
+    // WinningPoSt through Prove: completed, and the bytes verify on their own.
+    let req = m.request(&dir, ProofKind::WinningPoSt).unwrap();
+    let r = c
+        .prove(proto::ProveRequest {
+            submit: Some(wire(ProofKind::WinningPoSt, &req, "w1")),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    assert_eq!(r.status, S::Completed as i32, "{}", r.error_message);
+    assert_eq!(r.job_id, "w1");
+    verify_assembled(plan(&req).unwrap().as_ref(), &r.proof).expect("proof verifies");
+    assert!(r.total_ms >= r.synthesis_ms);
+
+    // The same request id attaches to the finished job and returns the same proof.
+    let again = c
+        .submit_proof(wire(ProofKind::WinningPoSt, &req, "w1"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.job_id, "w1");
+    let again = c
+        .await_proof(proto::AwaitProofRequest {
+            job_id: "w1".into(),
+            timeout_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.proof, r.proof);
+
+    // A running job: AwaitProof times out, CancelProof cancels it.
+    let wreq = m.request(&dir, ProofKind::WindowPoSt).unwrap();
+    c.submit_proof(wire(ProofKind::WindowPoSt, &wreq, "win1"))
+        .await
+        .unwrap();
+    let t = c
+        .await_proof(proto::AwaitProofRequest {
+            job_id: "win1".into(),
+            timeout_ms: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(t.status, S::Timeout as i32);
+    c.cancel_proof(proto::CancelProofRequest {
+        job_id: "win1".into(),
+    })
+    .await
+    .unwrap();
+    let t = c
+        .await_proof(proto::AwaitProofRequest {
+            job_id: "win1".into(),
+            timeout_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(t.status, S::Cancelled as i32);
+
+    // Status and metrics reflect the work done.
+    let st = c
+        .get_status(proto::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(st.gpus.len(), 1);
+    assert_eq!(st.gpus[0].name, "CPU backend");
+    assert!(st.total_proofs_completed >= 1);
+    assert!(st
+        .loaded_srs
+        .iter()
+        .any(|e| e.circuit_id == "winning-2k" && e.tier == proto::srs_status::Tier::Hot as i32));
+    let text = c
+        .get_metrics(proto::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text;
+    assert!(
+        text.contains("cuzk_proofs_completed_total{kind=\"winning-post\"} 1"),
+        "{text}"
+    );
+    assert!(text.contains("cuzk_proofs_cancelled_total{kind=\"window-post\"} 1"));
+
+    // SRS: loaded, evicted, loaded again.
+    let p = c
+        .preload_srs(proto::PreloadSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(p.already_loaded);
+    let e = c
+        .evict_srs(proto::EvictSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(e.was_loaded && e.freed_bytes > 0);
+    let p = c
+        .preload_srs(proto::PreloadSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!p.already_loaded);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_the_right_codes_and_change_nothing() {
+    let (dir, m) = fixtures();
+    let mut s = start(&dir, 1 << 20).await;
+    let c = &mut s.client;
+    let req = m.request(&dir, ProofKind::WinningPoSt).unwrap();
+    let good = wire(ProofKind::WinningPoSt, &req, "ok");
+
+    let code = |r: Result<tonic::Response<proto::SubmitProofResponse>, tonic::Status>| {
+        r.expect_err("refused").code()
+    };
+    let mut unknown_kind = good.clone();
+    unknown_kind.proof_kind = 9;
+    assert_eq!(
+        code(c.submit_proof(unknown_kind).await),
+        Code::InvalidArgument
+    );
+    let mut no_kind = good.clone();
+    no_kind.proof_kind = 0;
+    assert_eq!(code(c.submit_proof(no_kind).await), Code::InvalidArgument);
+    let mut no_id = good.clone();
+    no_id.request_id.clear();
+    assert_eq!(code(c.submit_proof(no_id).await), Code::InvalidArgument);
+    let mut no_vanilla = good.clone();
+    no_vanilla.vanilla_proofs.clear();
+    assert_eq!(
+        code(c.submit_proof(no_vanilla).await),
+        Code::InvalidArgument
+    );
+    let mut garbage = good.clone();
+    garbage.vanilla_proofs = vec![vec![7u8; 100]];
+    assert_eq!(code(c.submit_proof(garbage).await), Code::InvalidArgument);
+    let mut bad_priority = good.clone();
+    bad_priority.priority = 17;
+    assert_eq!(
+        code(c.submit_proof(bad_priority).await),
+        Code::InvalidArgument
+    );
+    // Over the server's 1 MiB message limit.
+    let mut huge = good.clone();
+    huge.vanilla_proof = vec![0u8; 2 << 20];
+    assert_eq!(code(c.submit_proof(huge).await), Code::ResourceExhausted);
+
+    let nf = c
+        .await_proof(proto::AwaitProofRequest {
+            job_id: "never-submitted".into(),
+            timeout_ms: 0,
+        })
+        .await
+        .expect_err("unknown job");
+    assert_eq!(nf.code(), Code::NotFound);
+    let nf = c
+        .cancel_proof(proto::CancelProofRequest {
+            job_id: "never-submitted".into(),
+        })
+        .await
+        .expect_err("unknown job");
+    assert_eq!(nf.code(), Code::NotFound);
+    let bad = c
+        .preload_srs(proto::PreloadSrsRequest {
+            circuit_id: "porep-3k".into(),
+        })
+        .await
+        .expect_err("unknown circuit");
+    assert_eq!(bad.code(), Code::InvalidArgument);
+    let prove_without_submit = c
+        .prove(proto::ProveRequest { submit: None })
+        .await
+        .expect_err("no submit");
+    assert_eq!(prove_without_submit.code(), Code::InvalidArgument);
+
+    // Nothing above created a job.
+    let st = c
+        .get_status(proto::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(st
+        .queues
+        .iter()
+        .all(|q| q.pending == 0 && q.in_progress == 0));
+    assert_eq!(st.total_proofs_completed + st.total_proofs_failed, 0);
+
+    // And the server still proves.
+    let r = c
+        .prove(proto::ProveRequest { submit: Some(good) })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    assert_eq!(r.status, S::Completed as i32, "{}", r.error_message);
+    s.stop().await;
+}
