@@ -18,6 +18,7 @@
 // conversions at each call.
 #![allow(clippy::result_large_err)]
 
+pub mod config;
 pub mod convert;
 pub mod errors;
 pub mod prometheus;
@@ -50,24 +51,94 @@ fn size_limit_code<B>(mut response: http::Response<B>) -> http::Response<B> {
     response
 }
 
+/// How the service is exposed.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Largest message accepted or sent.
+    pub max_message_bytes: usize,
+    /// When set, every call must carry `authorization: Bearer <token>`; others get
+    /// UNAUTHENTICATED.
+    pub auth_token: Option<String>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            auth_token: None,
+        }
+    }
+}
+
+/// A listener the service runs on.
+#[derive(Debug)]
+pub enum Listener {
+    /// TCP.
+    Tcp(tokio::net::TcpListener),
+    /// A unix socket.
+    Unix(tokio::net::UnixListener),
+}
+
+fn check_token(
+    token: Option<String>,
+) -> impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone {
+    move |req: tonic::Request<()>| {
+        let Some(want) = &token else {
+            return Ok(req);
+        };
+        let got = req
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match got {
+            Some(t) if constant_time_eq(t.as_bytes(), want.as_bytes()) => Ok(req),
+            Some(_) => Err(tonic::Status::unauthenticated("wrong bearer token")),
+            None => Err(tonic::Status::unauthenticated(
+                "missing authorization: Bearer <token>",
+            )),
+        }
+    }
+}
+
+/// Compares without stopping at the first difference, so timing does not reveal the token.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// Serves `service` on `listener` until `shutdown` resolves, then stops accepting and lets
-/// calls in progress finish. Messages larger than `max_message_bytes` are refused with
-/// ResourceExhausted before they are decoded.
+/// calls in progress finish. Messages larger than the limit are refused with
+/// RESOURCE_EXHAUSTED before they are decoded.
 pub async fn serve(
-    listener: tokio::net::TcpListener,
+    listener: Listener,
     service: ProvingService,
-    max_message_bytes: usize,
+    opts: ServeOptions,
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let svc = proto::proving_engine_server::ProvingEngineServer::new(service)
-        .max_decoding_message_size(max_message_bytes)
-        .max_encoding_message_size(max_message_bytes);
-    tonic::transport::Server::builder()
+        .max_decoding_message_size(opts.max_message_bytes)
+        .max_encoding_message_size(opts.max_message_bytes);
+    let svc =
+        tonic::service::interceptor::InterceptedService::new(svc, check_token(opts.auth_token));
+    let router = tonic::transport::Server::builder()
         .layer(tower::util::MapResponseLayer::new(size_limit_code))
-        .add_service(svc)
-        .serve_with_incoming_shutdown(
-            tokio_stream::wrappers::TcpListenerStream::new(listener),
-            shutdown,
-        )
-        .await
+        .add_service(svc);
+    match listener {
+        Listener::Tcp(l) => {
+            router
+                .serve_with_incoming_shutdown(
+                    tokio_stream::wrappers::TcpListenerStream::new(l),
+                    shutdown,
+                )
+                .await
+        }
+        Listener::Unix(l) => {
+            router
+                .serve_with_incoming_shutdown(
+                    tokio_stream::wrappers::UnixListenerStream::new(l),
+                    shutdown,
+                )
+                .await
+        }
+    }
 }

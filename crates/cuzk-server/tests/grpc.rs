@@ -13,7 +13,7 @@ use cuzk_filecoin::{plan, verify::verify_assembled, ProofKind, ProofRequest, Sec
 use cuzk_groth16::CpuBackend;
 use cuzk_server::proto::proving_engine_client::ProvingEngineClient;
 use cuzk_server::proto::{self, await_proof_response::Status as S};
-use cuzk_server::{serve, ProvingService, DEFAULT_MAX_MESSAGE_BYTES};
+use cuzk_server::{serve, Listener, ProvingService, ServeOptions, DEFAULT_MAX_MESSAGE_BYTES};
 use tonic::transport::Channel;
 use tonic::Code;
 
@@ -84,7 +84,11 @@ async fn start(dir: &Path, max_message: usize) -> Server {
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let service = ProvingService::new(Arc::new(engine), store, true);
-    let task = tokio::spawn(serve(listener, service, max_message, async {
+    let opts = ServeOptions {
+        max_message_bytes: max_message,
+        auth_token: None,
+    };
+    let task = tokio::spawn(serve(Listener::Tcp(listener), service, opts, async {
         let _ = rx.await;
     }));
     let client = ProvingEngineClient::connect(format!("http://{addr}"))

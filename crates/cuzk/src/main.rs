@@ -8,6 +8,7 @@
 
 mod backends;
 mod bench;
+mod daemon;
 mod paths;
 mod progress;
 mod prove_cmd;
@@ -31,6 +32,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the proving daemon (gRPC cuzk.v1) until SIGTERM or SIGINT.
+    Daemon(daemon::Args),
     /// Prove one Filecoin proof on the CPU, verify it, write it.
     Prove(prove_cmd::ProveArgs),
     /// Generate (or check) test fixtures: a sealed sector, client inputs, insecure parameters.
@@ -100,6 +103,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let cache = paths::cache_dir(cli.cache);
     let result = match cli.command {
+        Command::Daemon(args) => daemon::run(args),
         Command::Prove(args) => prove_cmd::prove(args, &cache),
         Command::Fixtures(args) => prove_cmd::fixtures(args),
         Command::Demo { no_pce } => prove_cmd::demo(&cache, !no_pce),

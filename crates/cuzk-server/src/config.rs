@@ -1,0 +1,412 @@
+//! The daemon's configuration: one typed TOML file, every key documented in docs/CONFIG.md
+//! (a test keeps the two in step). Unknown keys are errors; missing keys take the defaults
+//! below.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The gRPC listener.
+    pub server: ServerConfig,
+    /// The proving engine.
+    pub engine: EngineSection,
+    /// Parameters and caches.
+    pub params: ParamsConfig,
+    /// Which devices prove.
+    pub devices: DevicesConfig,
+    /// Stopping on SIGTERM/SIGINT.
+    pub shutdown: ShutdownConfig,
+    /// Logging.
+    pub log: LogConfig,
+}
+
+/// `[server]`
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// `unix:///path` or `host:port` (host defaults to 127.0.0.1 when only `:port` is given).
+    pub listen: String,
+    /// Largest gRPC message accepted or sent, bytes.
+    pub max_message_bytes: u64,
+    /// Bearer token every call must carry (`authorization: Bearer <token>`); required when
+    /// `listen` is a non-loopback address. Empty: no token.
+    pub auth_token: String,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: "unix:///run/cuzk/cuzk.sock".into(),
+            max_message_bytes: crate::DEFAULT_MAX_MESSAGE_BYTES as u64,
+            auth_token: String::new(),
+        }
+    }
+}
+
+/// `[engine]`
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineSection {
+    /// Jobs queued or running at most; more are refused with RESOURCE_EXHAUSTED.
+    pub queue_capacity: u64,
+    /// Partitions synthesized at once; 0 = half the CPU cores (at least 1).
+    pub synthesis_threads: u64,
+    /// Extra synthesis threads only for CRITICAL work (WinningPoSt).
+    pub urgent_synthesis_threads: u64,
+    /// Workers per device (one prepares while another computes).
+    pub workers_per_device: u64,
+    /// Seconds a finished job's result stays available to its request id.
+    pub retention_secs: u64,
+    /// Host memory for synthesized partitions and parameters: "auto" (cgroup limit or
+    /// MemTotal minus 2 GiB) or a number of bytes.
+    pub host_memory: String,
+    /// Overlap synthesis with proving.
+    pub pipeline: bool,
+}
+
+impl Default for EngineSection {
+    fn default() -> Self {
+        EngineSection {
+            queue_capacity: 256,
+            synthesis_threads: 0,
+            urgent_synthesis_threads: 1,
+            workers_per_device: 2,
+            retention_secs: 600,
+            host_memory: "auto".into(),
+            pipeline: true,
+        }
+    }
+}
+
+/// `[params]`
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ParamsConfig {
+    /// Directory of the `.params` and `.vk` files.
+    pub dir: PathBuf,
+    /// Directory for extracted PCE files and other caches.
+    pub cache_dir: PathBuf,
+    /// Synthesize with the pre-compiled constraint evaluator.
+    pub use_pce: bool,
+}
+
+impl Default for ParamsConfig {
+    fn default() -> Self {
+        ParamsConfig {
+            dir: PathBuf::from(cuzk_filecoin::DEFAULT_PARAMETER_DIR),
+            cache_dir: PathBuf::from("/var/cache/cuzk"),
+            use_pce: true,
+        }
+    }
+}
+
+/// `[devices]`
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DevicesConfig {
+    /// "cpu" or "cuda".
+    pub backend: String,
+    /// CUDA devices by PCI bus id ("0000:c1:00.0") or ordinal ("1"); empty: every device.
+    pub cuda: Vec<String>,
+    /// VRAM budget per CUDA device, bytes; 0: free memory at start minus a margin.
+    pub vram_budget_bytes: u64,
+    /// Keep parameters on the GPU between proofs when the budget allows.
+    pub resident_params: bool,
+}
+
+impl Default for DevicesConfig {
+    fn default() -> Self {
+        DevicesConfig {
+            backend: "cpu".into(),
+            cuda: Vec::new(),
+            vram_budget_bytes: 0,
+            resident_params: true,
+        }
+    }
+}
+
+/// `[shutdown]`
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShutdownConfig {
+    /// Seconds in-flight jobs get to finish after SIGTERM/SIGINT; what is left is cancelled.
+    pub grace_secs: u64,
+    /// Cancel in-flight jobs at once instead of letting them finish.
+    pub cancel_in_flight: bool,
+}
+
+impl Default for ShutdownConfig {
+    fn default() -> Self {
+        ShutdownConfig {
+            grace_secs: 120,
+            cancel_in_flight: false,
+        }
+    }
+}
+
+/// `[log]`
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogConfig {
+    /// "human" or "json".
+    pub format: String,
+    /// Minimum level: "error", "warn", "info", "debug" or "trace".
+    pub level: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            format: "human".into(),
+            level: "info".into(),
+        }
+    }
+}
+
+/// Where the gRPC service listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listen {
+    /// A unix socket at this path (created with mode 0600).
+    Unix(PathBuf),
+    /// A TCP address.
+    Tcp(SocketAddr),
+}
+
+/// A configuration problem, naming the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The named file does not exist or cannot be read.
+    #[error("config file {path}: {reason}")]
+    File { path: PathBuf, reason: String },
+    /// The file is not valid TOML or has unknown keys or wrong types.
+    #[error("config file {path}: {reason}")]
+    Parse { path: PathBuf, reason: String },
+    /// A value is out of range or inconsistent.
+    #[error("config {key}: {reason}")]
+    Value { key: &'static str, reason: String },
+}
+
+fn value(key: &'static str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Value {
+        key,
+        reason: reason.into(),
+    }
+}
+
+impl Config {
+    /// Reads `path`; a named file that is missing is an error.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
+            path: path.into(),
+            reason: e.to_string(),
+        })?;
+        let cfg: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.into(),
+            reason: e.to_string().replace('\n', " "),
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The configuration as TOML (what the daemon logs at start), the token masked.
+    pub fn effective(&self) -> String {
+        let mut c = self.clone();
+        if !c.server.auth_token.is_empty() {
+            c.server.auth_token = "<set>".into();
+        }
+        toml::to_string(&c).unwrap_or_else(|e| format!("<unprintable: {e}>"))
+    }
+
+    /// Checks values and their combinations.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let listen = self.listen()?;
+        if let Listen::Tcp(a) = listen {
+            if !a.ip().is_loopback() && self.server.auth_token.is_empty() {
+                return Err(value(
+                    "server.auth_token",
+                    format!("listening on {a}, beyond loopback, requires a token"),
+                ));
+            }
+        }
+        if self.server.max_message_bytes < 1024 {
+            return Err(value("server.max_message_bytes", "must be at least 1024"));
+        }
+        if self.engine.queue_capacity == 0 {
+            return Err(value("engine.queue_capacity", "must be at least 1"));
+        }
+        if self.engine.workers_per_device == 0 {
+            return Err(value("engine.workers_per_device", "must be at least 1"));
+        }
+        self.host_memory()?;
+        match self.devices.backend.as_str() {
+            "cpu" | "cuda" => {}
+            b => {
+                return Err(value(
+                    "devices.backend",
+                    format!("{b:?} is not cpu or cuda"),
+                ))
+            }
+        }
+        if self.devices.backend == "cpu" && !self.devices.cuda.is_empty() {
+            return Err(value("devices.cuda", "set, but devices.backend is cpu"));
+        }
+        match self.log.format.as_str() {
+            "human" | "json" => {}
+            f => return Err(value("log.format", format!("{f:?} is not human or json"))),
+        }
+        match self.log.level.as_str() {
+            "error" | "warn" | "info" | "debug" | "trace" => {}
+            l => return Err(value("log.level", format!("{l:?} is not a level"))),
+        }
+        Ok(())
+    }
+
+    /// The listener `server.listen` names.
+    pub fn listen(&self) -> Result<Listen, ConfigError> {
+        let l = self.server.listen.trim();
+        if let Some(path) = l.strip_prefix("unix://") {
+            if path.is_empty() || !path.starts_with('/') {
+                return Err(value(
+                    "server.listen",
+                    "a unix socket needs an absolute path",
+                ));
+            }
+            return Ok(Listen::Unix(PathBuf::from(path)));
+        }
+        let l = if l.starts_with(':') {
+            format!("127.0.0.1{l}")
+        } else {
+            l.to_owned()
+        };
+        l.parse::<SocketAddr>().map(Listen::Tcp).map_err(|_| {
+            value(
+                "server.listen",
+                format!("{l:?} is neither unix:///path nor host:port"),
+            )
+        })
+    }
+
+    /// The host budget in bytes.
+    pub fn host_memory(&self) -> Result<u64, ConfigError> {
+        match self.engine.host_memory.trim() {
+            "auto" => Ok(cuzk_engine::auto_host_budget(2 << 30)),
+            s => s.parse::<u64>().map_err(|_| {
+                value(
+                    "engine.host_memory",
+                    format!("{s:?} is neither auto nor bytes"),
+                )
+            }),
+        }
+    }
+
+    /// Synthesis threads, with 0 resolved to half the cores.
+    pub fn synthesis_threads(&self) -> usize {
+        match self.engine.synthesis_threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+            n => n as usize,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Config, String> {
+        let c: Config = toml::from_str(s).map_err(|e| e.to_string())?;
+        c.validate().map_err(|e| e.to_string())?;
+        Ok(c)
+    }
+
+    #[test]
+    fn defaults_are_valid_and_round_trip() {
+        let c = Config::default();
+        c.validate().unwrap();
+        let back: Config = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(parse("").unwrap(), c);
+    }
+
+    #[test]
+    fn unknown_keys_bad_values_and_open_listeners_are_refused() {
+        assert!(parse("[server]\nlisten_on = \"x\"")
+            .unwrap_err()
+            .contains("unknown field"));
+        assert!(parse("[nope]\n").unwrap_err().contains("unknown field"));
+        assert!(parse("[engine]\nqueue_capacity = \"many\"").is_err());
+        assert!(parse("[engine]\nqueue_capacity = 0")
+            .unwrap_err()
+            .contains("queue_capacity"));
+        assert!(parse("[server]\nlisten = \"0.0.0.0:9000\"")
+            .unwrap_err()
+            .contains("auth_token"));
+        assert!(parse("[server]\nlisten = \"0.0.0.0:9000\"\nauth_token = \"s\"").is_ok());
+        assert!(parse("[server]\nlisten = \"unix://relative\"").is_err());
+        assert!(parse("[devices]\nbackend = \"tpu\"").is_err());
+        assert!(parse("[devices]\ncuda = [\"0\"]")
+            .unwrap_err()
+            .contains("devices.cuda"));
+        assert!(parse("[engine]\nhost_memory = \"lots\"").is_err());
+        assert!(parse("[log]\nformat = \"xml\"").is_err());
+        let c = parse("[server]\nlisten = \":9820\"").unwrap();
+        assert_eq!(
+            c.listen().unwrap(),
+            Listen::Tcp("127.0.0.1:9820".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn a_named_file_that_is_missing_is_an_error() {
+        let e = Config::load(Path::new("/nonexistent/cuzk.toml")).unwrap_err();
+        assert!(matches!(e, ConfigError::File { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_effective_config_masks_the_token() {
+        let mut c = Config::default();
+        c.server.auth_token = "secret".into();
+        assert!(!c.effective().contains("secret"));
+    }
+
+    /// docs/CONFIG.md documents every key the code knows, and no key the code does not.
+    #[test]
+    fn config_doc_and_code_agree() {
+        let doc = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/CONFIG.md"),
+        )
+        .expect("docs/CONFIG.md");
+        let table: toml::Table =
+            toml::from_str(&toml::to_string(&Config::default()).unwrap()).unwrap();
+        let mut code_keys = Vec::new();
+        for (section, v) in &table {
+            for key in v.as_table().expect("sections").keys() {
+                code_keys.push(format!("{section}.{key}"));
+            }
+        }
+        // Documented keys are the `section.key` names in the first column of the tables.
+        let doc_keys: Vec<String> = doc
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .filter(|k| k.contains('.'))
+            .map(str::to_owned)
+            .collect();
+        for k in &code_keys {
+            assert!(
+                doc_keys.contains(k),
+                "{k} is not documented in docs/CONFIG.md"
+            );
+        }
+        for k in &doc_keys {
+            assert!(
+                code_keys.contains(k),
+                "docs/CONFIG.md documents unknown key {k}"
+            );
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! `cuzk daemon`: the engine behind the cuzk.v1 gRPC service, configured by one TOML file.
+//!
+//! Start: read and validate the config (a named file that is missing is an error), log the
+//! effective config, open the devices, start the engine, bind the listener (a unix socket is
+//! created with mode 0600), serve. SIGTERM or SIGINT: stop accepting, let in-flight jobs
+//! finish within `shutdown.grace_secs` (or cancel them at once with
+//! `shutdown.cancel_in_flight`), report what was cancelled, exit 0.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig};
+use cuzk_filecoin::{bind_filecoin_parameter_dir, CircuitStore};
+use cuzk_server::config::{Config, Listen};
+use cuzk_server::{serve, Listener, ProvingService, ServeOptions};
+
+use crate::CliError;
+
+/// Arguments of `cuzk daemon`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// TOML config file (docs/CONFIG.md); without it, every default.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Overrides server.listen: unix:///path or host:port.
+    #[arg(long)]
+    listen: Option<String>,
+}
+
+fn init_logging(cfg: &Config) {
+    let level = match cfg.log.level.as_str() {
+        "error" => tracing::Level::ERROR,
+        "warn" => tracing::Level::WARN,
+        "debug" => tracing::Level::DEBUG,
+        "trace" => tracing::Level::TRACE,
+        _ => tracing::Level::INFO,
+    };
+    let b = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr);
+    // A second initialisation (in-process tests) keeps the first subscriber.
+    let _ = if cfg.log.format == "json" {
+        b.json().try_init()
+    } else {
+        b.try_init()
+    };
+}
+
+fn devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
+    match cfg.devices.backend.as_str() {
+        "cpu" => Ok(vec![Device::new(
+            DeviceInfo {
+                id: "cpu".into(),
+                name: "CPU backend".into(),
+                memory_total: 0,
+            },
+            Arc::new(cuzk_groth16::CpuBackend::new()),
+            u64::MAX,
+        )]),
+        _ => cuda_devices(cfg),
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
+    use cuzk_cuda::{CudaBackend, CudaDevice, DeviceSelector, Residency};
+    let selectors: Vec<DeviceSelector> = if cfg.devices.cuda.is_empty() {
+        cuzk_cuda::devices()
+            .map_err(|e| CliError::internal(e.to_string()))?
+            .iter()
+            .map(|d| DeviceSelector::PciBusId(d.pci_bus_id.clone()))
+            .collect()
+    } else {
+        cfg.devices
+            .cuda
+            .iter()
+            .map(|s| {
+                s.parse()
+                    .map_err(|e| CliError::input(format!("devices.cuda: {e}")))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    if selectors.is_empty() {
+        return Err(CliError::internal(
+            "devices.backend is cuda but no usable CUDA device was found",
+        ));
+    }
+    let budget = (cfg.devices.vram_budget_bytes > 0).then_some(cfg.devices.vram_budget_bytes);
+    let residency = if cfg.devices.resident_params {
+        Residency::Auto
+    } else {
+        Residency::Never
+    };
+    let mut out = Vec::new();
+    for sel in selectors {
+        let dev = CudaDevice::open(&sel, budget).map_err(|e| CliError::input(e.to_string()))?;
+        let i = dev.info().clone();
+        let total_budget = dev.budget();
+        let backend =
+            CudaBackend::new(dev, residency).map_err(|e| CliError::internal(e.to_string()))?;
+        tracing::info!(
+            device = %i.pci_bus_id, name = %i.name, ordinal = i.cuda_ordinal,
+            vram_total = i.total_bytes, vram_budget = total_budget, ?residency,
+            "CUDA device"
+        );
+        out.push(Device::new(
+            DeviceInfo {
+                id: format!("cuda:{}", i.pci_bus_id),
+                name: i.name.clone(),
+                memory_total: i.total_bytes,
+            },
+            Arc::new(backend),
+            total_budget,
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_devices(_cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
+    Err(CliError::input(
+        "devices.backend = \"cuda\" needs a cuzk built with the cuda feature",
+    ))
+}
+
+/// Runs the daemon until SIGTERM or SIGINT.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let mut cfg = match &args.config {
+        Some(p) => Config::load(p).map_err(|e| CliError::input(e.to_string()))?,
+        None => Config::default(),
+    };
+    if let Some(l) = args.listen {
+        cfg.server.listen = l;
+    }
+    cfg.validate().map_err(|e| CliError::input(e.to_string()))?;
+    init_logging(&cfg);
+    tracing::info!(config = %cfg.effective(), "effective configuration");
+
+    let listen = cfg.listen().map_err(|e| CliError::input(e.to_string()))?;
+    bind_filecoin_parameter_dir(&cfg.params.dir, None)?;
+    let engine = Engine::start(
+        EngineConfig {
+            queue_capacity: cfg.engine.queue_capacity as usize,
+            synthesis_threads: cfg.synthesis_threads(),
+            urgent_synthesis_threads: cfg.engine.urgent_synthesis_threads as usize,
+            workers_per_device: cfg.engine.workers_per_device as usize,
+            retention: Duration::from_secs(cfg.engine.retention_secs),
+            host_budget: cfg
+                .host_memory()
+                .map_err(|e| CliError::input(e.to_string()))?,
+            pipeline: cfg.engine.pipeline,
+        },
+        devices(&cfg)?,
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
+    let engine = Arc::new(engine);
+    let store = Arc::new(
+        CircuitStore::new(&cfg.params.dir, &cfg.params.cache_dir)
+            .with_budget(engine.host_budget().clone()),
+    );
+    let service = ProvingService::new(engine.clone(), store, cfg.params.use_pce);
+    let opts = ServeOptions {
+        max_message_bytes: cfg.server.max_message_bytes as usize,
+        auth_token: (!cfg.server.auth_token.is_empty()).then(|| cfg.server.auth_token.clone()),
+    };
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::internal(format!("tokio runtime: {e}")))?;
+    rt.block_on(async move {
+        let (listener, socket) = bind(&listen).await?;
+        tracing::info!(listen = %cfg.server.listen, "serving cuzk.v1.ProvingEngine");
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let mut stop_rx2 = stop_rx.clone();
+        let server = tokio::spawn(serve(listener, service, opts, async move {
+            let _ = stop_rx2.wait_for(|s| *s).await;
+        }));
+        let signal = wait_for_signal().await?;
+        tracing::info!(
+            signal,
+            "stopping: no new work; in-flight jobs finish or are cancelled"
+        );
+        let _ = stop_tx.send(true);
+        let grace = Duration::from_secs(cfg.shutdown.grace_secs);
+        let cancel = cfg.shutdown.cancel_in_flight;
+        let e = engine.clone();
+        tokio::task::spawn_blocking(move || e.shutdown(grace, cancel))
+            .await
+            .map_err(|e| CliError::internal(format!("shutdown: {e}")))?;
+        match server.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "server ended with an error"),
+            Err(e) => tracing::warn!(error = %e, "server task failed"),
+        }
+        if let Some(p) = socket {
+            let _ = std::fs::remove_file(p);
+        }
+        let s = engine.status();
+        let cancelled: u64 = s.metrics.values().map(|m| m.cancelled).sum();
+        let completed: u64 = s.metrics.values().map(|m| m.completed).sum();
+        tracing::info!(completed, cancelled, "stopped");
+        Ok::<(), CliError>(())
+    })
+}
+
+async fn bind(listen: &Listen) -> Result<(Listener, Option<PathBuf>), CliError> {
+    match listen {
+        Listen::Tcp(a) => tokio::net::TcpListener::bind(a)
+            .await
+            .map(|l| (Listener::Tcp(l), None))
+            .map_err(|e| CliError::input(format!("cannot listen on {a}: {e}"))),
+        Listen::Unix(p) => {
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    CliError::input(format!("cannot create {}: {e}", dir.display()))
+                })?;
+            }
+            // A socket file left by an earlier run is replaced; anything else is not ours.
+            if let Ok(m) = std::fs::symlink_metadata(p) {
+                use std::os::unix::fs::FileTypeExt;
+                if m.file_type().is_socket() {
+                    let _ = std::fs::remove_file(p);
+                } else {
+                    return Err(CliError::input(format!(
+                        "{} exists and is not a socket",
+                        p.display()
+                    )));
+                }
+            }
+            let l = tokio::net::UnixListener::bind(p)
+                .map_err(|e| CliError::input(format!("cannot listen on {}: {e}", p.display())))?;
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| CliError::internal(format!("chmod {}: {e}", p.display())))?;
+            Ok((Listener::Unix(l), Some(p.clone())))
+        }
+    }
+}
+
+async fn wait_for_signal() -> Result<&'static str, CliError> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())
+        .map_err(|e| CliError::internal(format!("SIGTERM handler: {e}")))?;
+    let mut int = signal(SignalKind::interrupt())
+        .map_err(|e| CliError::internal(format!("SIGINT handler: {e}")))?;
+    Ok(tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    })
+}
