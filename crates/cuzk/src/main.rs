@@ -8,6 +8,7 @@
 
 mod backends;
 mod bench;
+mod client;
 mod daemon;
 mod paths;
 mod progress;
@@ -32,6 +33,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Talk to a running daemon: prove, submit, await, cancel, status, metrics, preload, evict.
+    Client(client::Args),
     /// Run the proving daemon (gRPC cuzk.v1) until SIGTERM or SIGINT.
     Daemon(daemon::Args),
     /// Prove one Filecoin proof on the CPU, verify it, write it.
@@ -104,6 +107,7 @@ fn main() -> ExitCode {
     let cache = paths::cache_dir(cli.cache);
     let result = match cli.command {
         Command::Daemon(args) => daemon::run(args),
+        Command::Client(args) => client::run(args),
         Command::Prove(args) => prove_cmd::prove(args, &cache),
         Command::Fixtures(args) => prove_cmd::fixtures(args),
         Command::Demo { no_pce } => prove_cmd::demo(&cache, !no_pce),

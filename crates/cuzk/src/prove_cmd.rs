@@ -14,9 +14,9 @@ use crate::backends::{self, BackendArgs};
 use crate::progress::Spinner;
 use crate::CliError;
 
-/// Arguments of `cuzk prove`.
+/// What describes one proof on the command line (`cuzk prove`, `cuzk client submit|prove`).
 #[derive(Debug, clap::Args)]
-pub struct ProveArgs {
+pub struct RequestArgs {
     /// porep, snap, window-post or winning-post.
     #[arg(long)]
     kind: String,
@@ -24,12 +24,6 @@ pub struct ProveArgs {
     /// partition (SnapDeals). Repeat for several.
     #[arg(long, required = true)]
     input: Vec<PathBuf>,
-    /// Parameter directory (default: $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters).
-    #[arg(long)]
-    params: Option<PathBuf>,
-    /// Where to write the proof bytes.
-    #[arg(long)]
-    out: PathBuf,
     /// Registered proof number (PoRep: taken from the C1 output when omitted).
     #[arg(long)]
     registered_proof: Option<u64>,
@@ -54,6 +48,53 @@ pub struct ProveArgs {
     /// SnapDeals comm_d_new, hex.
     #[arg(long)]
     comm_d_new: Option<String>,
+}
+
+impl RequestArgs {
+    /// The proof kind and the request these arguments describe, with the input files read.
+    pub fn request(&self) -> Result<(ProofKind, ProofRequest), CliError> {
+        let kind = ProofKind::parse(&self.kind).map_err(|e| CliError::input(e.to_string()))?;
+        let read = |p: &PathBuf| {
+            std::fs::read(p)
+                .map_err(|e| CliError::input(format!("cannot read {}: {e}", p.display())))
+        };
+        let mut req = ProofRequest {
+            kind: Some(kind),
+            registered_proof: self.registered_proof,
+            miner_id: self.miner_id,
+            sector_number: self.sector_number,
+            randomness: hex_arg(&self.randomness, "randomness")?,
+            partition_index: self.partition_index,
+            comm_r_old: hex_arg(&self.comm_r_old, "comm-r-old")?,
+            comm_r_new: hex_arg(&self.comm_r_new, "comm-r-new")?,
+            comm_d_new: hex_arg(&self.comm_d_new, "comm-d-new")?,
+            ..Default::default()
+        };
+        if kind == ProofKind::PoRep {
+            if self.input.len() != 1 {
+                return Err(CliError::input(
+                    "PoRep takes exactly one --input (the C1 output)",
+                ));
+            }
+            req.vanilla_proof = read(&self.input[0])?;
+        } else {
+            req.vanilla_proofs = self.input.iter().map(read).collect::<Result<_, _>>()?;
+        }
+        Ok((kind, req))
+    }
+}
+
+/// Arguments of `cuzk prove`.
+#[derive(Debug, clap::Args)]
+pub struct ProveArgs {
+    #[command(flatten)]
+    request: RequestArgs,
+    /// Parameter directory (default: $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters).
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// Where to write the proof bytes.
+    #[arg(long)]
+    out: PathBuf,
     /// Synthesize without the pre-compiled constraint evaluator (for comparison).
     #[arg(long)]
     no_pce: bool,
@@ -81,32 +122,7 @@ pub fn params_dir(flag: Option<PathBuf>) -> PathBuf {
 
 /// Runs `cuzk prove`.
 pub fn prove(args: ProveArgs, cache: &Path) -> Result<(), CliError> {
-    let kind = ProofKind::parse(&args.kind).map_err(|e| CliError::input(e.to_string()))?;
-    let read = |p: &PathBuf| {
-        std::fs::read(p).map_err(|e| CliError::input(format!("cannot read {}: {e}", p.display())))
-    };
-    let mut req = ProofRequest {
-        kind: Some(kind),
-        registered_proof: args.registered_proof,
-        miner_id: args.miner_id,
-        sector_number: args.sector_number,
-        randomness: hex_arg(&args.randomness, "randomness")?,
-        partition_index: args.partition_index,
-        comm_r_old: hex_arg(&args.comm_r_old, "comm-r-old")?,
-        comm_r_new: hex_arg(&args.comm_r_new, "comm-r-new")?,
-        comm_d_new: hex_arg(&args.comm_d_new, "comm-d-new")?,
-        ..Default::default()
-    };
-    if kind == ProofKind::PoRep {
-        if args.input.len() != 1 {
-            return Err(CliError::input(
-                "PoRep takes exactly one --input (the C1 output)",
-            ));
-        }
-        req.vanilla_proof = read(&args.input[0])?;
-    } else {
-        req.vanilla_proofs = args.input.iter().map(read).collect::<Result<_, _>>()?;
-    }
+    let (kind, req) = args.request.request()?;
     let params = params_dir(args.params);
     bind_filecoin_parameter_dir(&params, None)?;
     let store = CircuitStore::new(&params, cache);

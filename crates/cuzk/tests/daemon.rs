@@ -111,9 +111,17 @@ fn a_missing_config_file_is_an_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/cuzk.toml"));
 }
 
+fn client(sock: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["client", "--addr", &format!("unix://{}", sock.display())])
+        .args(args)
+        .output()
+        .expect("run cuzk client")
+}
+
 #[test]
-fn unix_socket_is_private_and_sigterm_when_idle_exits_0() {
-    let (fx, _) = fixtures();
+fn unix_socket_is_private_serves_the_client_and_sigterm_exits_0() {
+    let (fx, m) = fixtures();
     let tmp = tempfile::tempdir().unwrap();
     let sock = tmp.path().join("run/cuzk.sock");
     let cfg = write_config(tmp.path(), &fx, &format!("unix://{}", sock.display()));
@@ -129,6 +137,45 @@ fn unix_socket_is_private_and_sigterm_when_idle_exits_0() {
     let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     std::os::unix::net::UnixStream::connect(&sock).expect("socket accepts connections");
+
+    // `cuzk client prove` over the socket: a WinningPoSt proof written to a file.
+    let out = tmp.path().join("winning.proof");
+    let mut args: Vec<String> = vec![
+        "prove".into(),
+        "--kind".into(),
+        "winning-post".into(),
+        "--registered-proof".into(),
+        m.winning.registered_proof.to_string(),
+        "--miner-id".into(),
+        m.miner_id.to_string(),
+        "--randomness".into(),
+        m.winning.randomness.clone(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    for v in &m.winning.vanilla {
+        args.push("--input".into());
+        args.push(fx.join(v).display().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = client(&sock, &args);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(std::fs::read(&out).unwrap().len(), 192);
+    let r = client(&sock, &["status"]);
+    assert!(r.status.success());
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        text.contains("1 proofs completed") && text.contains("CPU backend"),
+        "{text}"
+    );
+    let r = client(&sock, &["metrics"]);
+    assert!(String::from_utf8_lossy(&r.stdout).contains("cuzk_proofs_completed_total"));
+    // Bad input through the client: exit 2, nothing accepted.
+    let r = client(&sock, &["cancel", "--job", "nope"]);
+    assert_eq!(r.status.code(), Some(2));
+    let r = client(&sock, &["preload", "--circuit", "porep-3k"]);
+    assert_eq!(r.status.code(), Some(2));
+
     sigterm(&child);
     assert!(wait_exit(&mut child, Duration::from_secs(30)).success());
     assert!(!sock.exists(), "socket left behind");
@@ -212,4 +259,52 @@ fn sigterm_under_load_loses_no_job_and_exits_0() {
         .iter()
         .all(|r| r.status == S::Completed as i32 && r.proof.len() == 192));
     assert!(wait_exit(&mut child, Duration::from_secs(120)).success());
+}
+
+#[test]
+fn beyond_loopback_a_token_is_required_and_checked() {
+    let (fx, _) = fixtures();
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    // No token: refused at start.
+    let cfg = write_config(tmp.path(), &fx, &format!("0.0.0.0:{port}"));
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["daemon", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("auth_token"));
+
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("[server]\n", "[server]\nauth_token = \"s3cret\"\n"),
+    )
+    .unwrap();
+    let mut child = spawn(&cfg);
+    let addr = format!("127.0.0.1:{port}");
+    let status = |token: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cuzk"));
+        c.args(["client", "--addr", &addr]);
+        if let Some(t) = token {
+            c.args(["--token", t]);
+        }
+        c.arg("status").output().unwrap()
+    };
+    let t = Instant::now();
+    while !status(Some("s3cret")).status.success() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "daemon never answered"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for bad in [None, Some("wrong")] {
+        let r = status(bad);
+        assert_eq!(r.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&r.stderr).contains("Unauthenticated"));
+    }
+    sigterm(&child);
+    assert!(wait_exit(&mut child, Duration::from_secs(30)).success());
 }
