@@ -300,6 +300,14 @@ impl Engine {
         Ok(was_running)
     }
 
+    /// Up to `limit` jobs the engine knows (queued, running, or finished within the
+    /// retention time), newest first, for status pages.
+    pub fn recent_jobs(&self, limit: usize) -> Vec<JobView> {
+        let mut jobs: Vec<Arc<Job>> = self.inner.lock_jobs().values().cloned().collect();
+        jobs.sort_by(|a, b| b.submitted.cmp(&a.submitted));
+        jobs.into_iter().take(limit).map(|j| j.view()).collect()
+    }
+
     /// A snapshot for status pages and metrics.
     pub fn status(&self) -> EngineStatus {
         let inner = &self.inner;

@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 pub struct Config {
     /// The gRPC listener.
     pub server: ServerConfig,
+    /// The HTTP listener for /metrics, /status and the status page.
+    pub http: HttpConfig,
     /// The proving engine.
     pub engine: EngineSection,
     /// Parameters and caches.
@@ -46,6 +48,16 @@ impl Default for ServerConfig {
             auth_token: String::new(),
         }
     }
+}
+
+/// `[http]`
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpConfig {
+    /// `host:port` for /metrics, /status and the status page; empty: no HTTP listener.
+    pub listen: String,
+    /// Allow `listen` beyond loopback (the HTTP side has no authentication).
+    pub allow_remote: bool,
 }
 
 /// `[engine]`
@@ -233,6 +245,14 @@ impl Config {
                 ));
             }
         }
+        if let Some(a) = self.http_listen()? {
+            if !a.ip().is_loopback() && !self.http.allow_remote {
+                return Err(value(
+                    "http.allow_remote",
+                    format!("HTTP on {a}, beyond loopback, must be allowed explicitly"),
+                ));
+            }
+        }
         if self.server.max_message_bytes < 1024 {
             return Err(value("server.max_message_bytes", "must be at least 1024"));
         }
@@ -289,6 +309,22 @@ impl Config {
                 format!("{l:?} is neither unix:///path nor host:port"),
             )
         })
+    }
+
+    /// The HTTP listener address, if any.
+    pub fn http_listen(&self) -> Result<Option<SocketAddr>, ConfigError> {
+        let l = self.http.listen.trim();
+        if l.is_empty() {
+            return Ok(None);
+        }
+        let l = if l.starts_with(':') {
+            format!("127.0.0.1{l}")
+        } else {
+            l.to_owned()
+        };
+        l.parse::<SocketAddr>()
+            .map(Some)
+            .map_err(|_| value("http.listen", format!("{l:?} is not host:port")))
     }
 
     /// The host budget in bytes.
@@ -353,6 +389,12 @@ mod tests {
             .contains("devices.cuda"));
         assert!(parse("[engine]\nhost_memory = \"lots\"").is_err());
         assert!(parse("[log]\nformat = \"xml\"").is_err());
+        assert!(parse("[http]\nlisten = \"0.0.0.0:9821\"")
+            .unwrap_err()
+            .contains("allow_remote"));
+        assert!(parse("[http]\nlisten = \"0.0.0.0:9821\"\nallow_remote = true").is_ok());
+        assert!(parse("[http]\nlisten = \"127.0.0.1:9821\"").is_ok());
+        assert!(parse("[http]\nlisten = \"nowhere\"").is_err());
         let c = parse("[server]\nlisten = \":9820\"").unwrap();
         assert_eq!(
             c.listen().unwrap(),

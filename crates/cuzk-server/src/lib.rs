@@ -21,6 +21,7 @@
 pub mod config;
 pub mod convert;
 pub mod errors;
+pub mod http;
 pub mod prometheus;
 mod service;
 
@@ -37,18 +38,32 @@ pub mod proto {
     tonic::include_proto!("cuzk.v1");
 }
 
+/// The encoded descriptors of cuzk.v1, for gRPC reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("cuzk_v1_descriptor");
+
 /// Largest request or response message by default: 256 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 << 20;
 
 /// gRPC's status for a message over the size limit is RESOURCE_EXHAUSTED; tonic answers
 /// OUT_OF_RANGE. None of our handlers returns OUT_OF_RANGE, so every such answer is the size
 /// check's, and is rewritten (in the headers, where tonic puts an early error).
-fn size_limit_code<B>(mut response: http::Response<B>) -> http::Response<B> {
+fn size_limit_code<B>(mut response: ::http::Response<B>) -> ::http::Response<B> {
     let h = response.headers_mut();
     if h.get("grpc-status").is_some_and(|v| v == "11") {
-        h.insert("grpc-status", http::HeaderValue::from_static("8"));
+        h.insert("grpc-status", ::http::HeaderValue::from_static("8"));
     }
     response
+}
+
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The transport failed (listener, connection handling).
+    #[error("gRPC transport: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// The reflection service could not be built from the descriptors.
+    #[error("gRPC reflection: {0}")]
+    Reflection(String),
 }
 
 /// How the service is exposed.
@@ -114,14 +129,25 @@ pub async fn serve(
     service: ProvingService,
     opts: ServeOptions,
     shutdown: impl std::future::Future<Output = ()> + Send,
-) -> Result<(), tonic::transport::Error> {
+) -> Result<(), ServeError> {
     let svc = proto::proving_engine_server::ProvingEngineServer::new(service)
         .max_decoding_message_size(opts.max_message_bytes)
         .max_encoding_message_size(opts.max_message_bytes);
     let svc =
         tonic::service::interceptor::InterceptedService::new(svc, check_token(opts.auth_token));
+    let (mut health, health_svc) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<proto::proving_engine_server::ProvingEngineServer<ProvingService>>()
+        .await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| ServeError::Reflection(e.to_string()))?;
     let router = tonic::transport::Server::builder()
         .layer(tower::util::MapResponseLayer::new(size_limit_code))
+        .add_service(health_svc)
+        .add_service(reflection)
         .add_service(svc);
     match listener {
         Listener::Tcp(l) => {
@@ -130,7 +156,7 @@ pub async fn serve(
                     tokio_stream::wrappers::TcpListenerStream::new(l),
                     shutdown,
                 )
-                .await
+                .await?
         }
         Listener::Unix(l) => {
             router
@@ -138,7 +164,8 @@ pub async fn serve(
                     tokio_stream::wrappers::UnixListenerStream::new(l),
                     shutdown,
                 )
-                .await
+                .await?
         }
     }
+    Ok(())
 }

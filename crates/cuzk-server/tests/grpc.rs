@@ -55,8 +55,9 @@ fn wire(kind: ProofKind, r: &ProofRequest, id: &str) -> proto::SubmitProofReques
 
 struct Server {
     client: ProvingEngineClient<Channel>,
+    channel: Channel,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+    task: tokio::task::JoinHandle<Result<(), cuzk_server::ServeError>>,
 }
 
 async fn start(dir: &Path, max_message: usize) -> Server {
@@ -91,11 +92,15 @@ async fn start(dir: &Path, max_message: usize) -> Server {
     let task = tokio::spawn(serve(Listener::Tcp(listener), service, opts, async {
         let _ = rx.await;
     }));
-    let client = ProvingEngineClient::connect(format!("http://{addr}"))
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
         .await
         .expect("connect");
+    let client = ProvingEngineClient::new(channel.clone());
     Server {
         client,
+        channel,
         stop: Some(tx),
         task,
     }
@@ -321,5 +326,53 @@ async fn bad_requests_get_the_right_codes_and_change_nothing() {
         .result
         .unwrap();
     assert_eq!(r.status, S::Completed as i32, "{}", r.error_message);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_reports_serving_and_reflection_lists_the_service() {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::health_client::HealthClient;
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+
+    let (dir, _) = fixtures();
+    let s = start(&dir, DEFAULT_MAX_MESSAGE_BYTES).await;
+    let mut health = HealthClient::new(s.channel.clone());
+    let r = health
+        .check(HealthCheckRequest {
+            service: "cuzk.v1.ProvingEngine".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.status, ServingStatus::Serving as i32);
+
+    let mut refl = ServerReflectionClient::new(s.channel.clone());
+    let req = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut stream = refl
+        .server_reflection_info(tokio_stream::iter(vec![req]))
+        .await
+        .unwrap()
+        .into_inner();
+    let msg = stream.message().await.unwrap().expect("a response");
+    let Some(MessageResponse::ListServicesResponse(list)) = msg.message_response else {
+        panic!("unexpected reflection response");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(
+        names.contains(&"cuzk.v1.ProvingEngine".to_owned()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"grpc.health.v1.Health".to_owned()),
+        "{names:?}"
+    );
     s.stop().await;
 }

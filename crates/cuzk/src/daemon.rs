@@ -160,7 +160,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         CircuitStore::new(&cfg.params.dir, &cfg.params.cache_dir)
             .with_budget(engine.host_budget().clone()),
     );
-    let service = ProvingService::new(engine.clone(), store, cfg.params.use_pce);
+    let service = ProvingService::new(engine.clone(), store.clone(), cfg.params.use_pce);
     let opts = ServeOptions {
         max_message_bytes: cfg.server.max_message_bytes as usize,
         auth_token: (!cfg.server.auth_token.is_empty()).then(|| cfg.server.auth_token.clone()),
@@ -174,10 +174,28 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let (listener, socket) = bind(&listen).await?;
         tracing::info!(listen = %cfg.server.listen, "serving cuzk.v1.ProvingEngine");
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let mut stop_rx2 = stop_rx.clone();
-        let server = tokio::spawn(serve(listener, service, opts, async move {
-            let _ = stop_rx2.wait_for(|s| *s).await;
-        }));
+        let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|s| *s).await;
+        };
+        let http = match cfg
+            .http_listen()
+            .map_err(|e| CliError::input(e.to_string()))?
+        {
+            Some(a) => {
+                let l = tokio::net::TcpListener::bind(a)
+                    .await
+                    .map_err(|e| CliError::input(format!("cannot listen on {a} (http): {e}")))?;
+                tracing::info!(listen = %a, "serving /metrics, /status and the status page");
+                Some(tokio::spawn(cuzk_server::http::serve_http(
+                    l,
+                    engine.clone(),
+                    store.clone(),
+                    stopped(stop_rx.clone()),
+                )))
+            }
+            None => None,
+        };
+        let server = tokio::spawn(serve(listener, service, opts, stopped(stop_rx.clone())));
         let signal = wait_for_signal().await?;
         tracing::info!(
             signal,
@@ -194,6 +212,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!(error = %e, "server ended with an error"),
             Err(e) => tracing::warn!(error = %e, "server task failed"),
+        }
+        if let Some(h) = http {
+            if let Ok(Err(e)) = h.await {
+                tracing::warn!(error = %e, "http server ended with an error");
+            }
         }
         if let Some(p) = socket {
             let _ = std::fs::remove_file(p);

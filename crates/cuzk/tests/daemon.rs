@@ -308,3 +308,78 @@ fn beyond_loopback_a_token_is_required_and_checked() {
     sigterm(&child);
     assert!(wait_exit(&mut child, Duration::from_secs(30)).success());
 }
+
+/// One HTTP/1.1 GET on 127.0.0.1, returning (status line, body).
+fn http_get(port: u16, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    (
+        head.lines().next().unwrap_or("").to_owned(),
+        body.to_owned(),
+    )
+}
+
+#[test]
+fn http_serves_metrics_status_and_the_page() {
+    let (fx, m) = fixtures();
+    let tmp = tempfile::tempdir().unwrap();
+    let (grpc, http) = (free_port(), free_port());
+    let cfg = write_config(tmp.path(), &fx, &format!("127.0.0.1:{grpc}"));
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!("{text}\n[http]\nlisten = \"127.0.0.1:{http}\"\n"),
+    )
+    .unwrap();
+    let mut child = spawn(&cfg);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let t = Instant::now();
+        let mut c = loop {
+            match ProvingEngineClient::connect(format!("http://127.0.0.1:{grpc}")).await {
+                Ok(c) => break c,
+                Err(_) if t.elapsed() < Duration::from_secs(60) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await
+                }
+                Err(e) => panic!("daemon never listened: {e}"),
+            }
+        };
+        let req = m.request(&fx, ProofKind::WinningPoSt).unwrap();
+        let r = c
+            .prove(proto::ProveRequest {
+                submit: Some(wire(ProofKind::WinningPoSt, &req, "w")),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .result
+            .unwrap();
+        assert_eq!(r.status, S::Completed as i32);
+    });
+    let (status, body) = http_get(http, "/metrics");
+    assert!(status.contains("200"), "{status}");
+    assert!(
+        body.contains("cuzk_proofs_completed_total{kind=\"winning-post\"} 1"),
+        "{body}"
+    );
+    let (status, body) = http_get(http, "/status");
+    assert!(status.contains("200"), "{status}");
+    assert!(
+        body.contains("\"devices\"") && body.contains("CPU backend"),
+        "{body}"
+    );
+    assert!(body.contains("\"id\":\"w\""), "recent jobs: {body}");
+    let (status, body) = http_get(http, "/");
+    assert!(status.contains("200"), "{status}");
+    assert!(body.contains("cuzk proving engine") && body.contains("fetch(\"/status\""));
+    sigterm(&child);
+    assert!(wait_exit(&mut child, Duration::from_secs(30)).success());
+}
