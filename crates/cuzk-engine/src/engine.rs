@@ -304,7 +304,7 @@ impl Engine {
     /// retention time), newest first, for status pages.
     pub fn recent_jobs(&self, limit: usize) -> Vec<JobView> {
         let mut jobs: Vec<Arc<Job>> = self.inner.lock_jobs().values().cloned().collect();
-        jobs.sort_by(|a, b| b.submitted.cmp(&a.submitted));
+        jobs.sort_by_key(|j| std::cmp::Reverse(j.submitted));
         jobs.into_iter().take(limit).map(|j| j.view()).collect()
     }
 
