@@ -1,105 +1,16 @@
 //! `cuzk daemon` as a child process: serves over TCP and a unix socket (mode 0600), refuses
 //! a missing config file, and on SIGTERM under load loses no accepted job and exits 0.
 
+mod support;
+
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cuzk_filecoin::fixtures::{ensure_fixtures_locked, Manifest, Quiet};
-use cuzk_filecoin::{ProofKind, ProofRequest, SectorSize};
-use cuzk_server::proto::proving_engine_client::ProvingEngineClient;
+use cuzk_filecoin::ProofKind;
 use cuzk_server::proto::{self, await_proof_response::Status as S};
-
-fn fixtures() -> (PathBuf, Manifest) {
-    let dir = match std::env::var_os("CUZK_TEST_FIXTURES") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/cuzk-test-fixtures"),
-    };
-    let m = ensure_fixtures_locked(&dir, SectorSize::S2KiB, &Quiet, Duration::from_secs(1800))
-        .expect("fixtures");
-    (dir, m)
-}
-
-fn wire(kind: ProofKind, r: &ProofRequest, id: &str) -> proto::SubmitProofRequest {
-    let proof_kind = match kind {
-        ProofKind::PoRep => proto::ProofKind::PorepSealCommit,
-        ProofKind::SnapDeals => proto::ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPoSt => proto::ProofKind::WindowPostPartition,
-        ProofKind::WinningPoSt => proto::ProofKind::WinningPost,
-    };
-    proto::SubmitProofRequest {
-        request_id: id.to_owned(),
-        proof_kind: proof_kind as i32,
-        registered_proof: r.registered_proof.unwrap_or(0),
-        vanilla_proof: r.vanilla_proof.clone(),
-        vanilla_proofs: r.vanilla_proofs.clone(),
-        sector_number: r.sector_number,
-        miner_id: r.miner_id,
-        randomness: r.randomness.clone(),
-        partition_index: r.partition_index,
-        comm_r_old: r.comm_r_old.clone(),
-        comm_r_new: r.comm_r_new.clone(),
-        comm_d_new: r.comm_d_new.clone(),
-        ..Default::default()
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn spawn(config: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_cuzk"))
-        .args(["daemon", "--config"])
-        .arg(config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn cuzk daemon")
-}
-
-fn write_config(dir: &Path, fixtures: &Path, listen: &str) -> PathBuf {
-    let p = dir.join("cuzk.toml");
-    std::fs::write(
-        &p,
-        format!(
-            "[server]\nlisten = \"{listen}\"\n\n[params]\ndir = \"{}\"\ncache_dir = \"{}\"\n\n[engine]\nsynthesis_threads = 1\nhost_memory = \"{}\"\n\n[shutdown]\ngrace_secs = 600\n",
-            fixtures.join("params").display(),
-            fixtures.join("cache").display(),
-            8u64 << 30
-        ),
-    )
-    .unwrap();
-    p
-}
-
-fn sigterm(child: &Child) {
-    let ok = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill -TERM failed");
-}
-
-fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let t = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            panic!("daemon did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use support::*;
 
 #[test]
 fn a_missing_config_file_is_an_error() {
@@ -124,7 +35,7 @@ fn unix_socket_is_private_serves_the_client_and_sigterm_exits_0() {
     let (fx, m) = fixtures();
     let tmp = tempfile::tempdir().unwrap();
     let sock = tmp.path().join("run/cuzk.sock");
-    let cfg = write_config(tmp.path(), &fx, &format!("unix://{}", sock.display()));
+    let cfg = write_config(tmp.path(), &fx, &format!("unix://{}", sock.display()), "");
     let mut child = spawn(&cfg);
     let t = Instant::now();
     while !sock.exists() {
@@ -186,20 +97,11 @@ fn sigterm_under_load_loses_no_job_and_exits_0() {
     let (fx, m) = fixtures();
     let tmp = tempfile::tempdir().unwrap();
     let port = free_port();
-    let cfg = write_config(tmp.path(), &fx, &format!("127.0.0.1:{port}"));
+    let cfg = write_config(tmp.path(), &fx, &format!("127.0.0.1:{port}"), "");
     let mut child = spawn(&cfg);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let results = rt.block_on(async {
-        let t = Instant::now();
-        let client = loop {
-            match ProvingEngineClient::connect(format!("http://127.0.0.1:{port}")).await {
-                Ok(c) => break c,
-                Err(_) if t.elapsed() < Duration::from_secs(60) => {
-                    tokio::time::sleep(Duration::from_millis(100)).await
-                }
-                Err(e) => panic!("daemon never listened: {e}"),
-            }
-        };
+        let client = connect(port).await;
         let mut ids = Vec::new();
         for (i, kind) in [
             ProofKind::WindowPoSt,
@@ -267,7 +169,7 @@ fn beyond_loopback_a_token_is_required_and_checked() {
     let tmp = tempfile::tempdir().unwrap();
     let port = free_port();
     // No token: refused at start.
-    let cfg = write_config(tmp.path(), &fx, &format!("0.0.0.0:{port}"));
+    let cfg = write_config(tmp.path(), &fx, &format!("0.0.0.0:{port}"), "");
     let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
         .args(["daemon", "--config"])
         .arg(&cfg)
@@ -332,26 +234,16 @@ fn http_serves_metrics_status_and_the_page() {
     let (fx, m) = fixtures();
     let tmp = tempfile::tempdir().unwrap();
     let (grpc, http) = (free_port(), free_port());
-    let cfg = write_config(tmp.path(), &fx, &format!("127.0.0.1:{grpc}"));
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        format!("{text}\n[http]\nlisten = \"127.0.0.1:{http}\"\n"),
-    )
-    .unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        &fx,
+        &format!("127.0.0.1:{grpc}"),
+        &format!("[http]\nlisten = \"127.0.0.1:{http}\"\n"),
+    );
     let mut child = spawn(&cfg);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let t = Instant::now();
-        let mut c = loop {
-            match ProvingEngineClient::connect(format!("http://127.0.0.1:{grpc}")).await {
-                Ok(c) => break c,
-                Err(_) if t.elapsed() < Duration::from_secs(60) => {
-                    tokio::time::sleep(Duration::from_millis(100)).await
-                }
-                Err(e) => panic!("daemon never listened: {e}"),
-            }
-        };
+        let mut c = connect(grpc).await;
         let req = m.request(&fx, ProofKind::WinningPoSt).unwrap();
         let r = c
             .prove(proto::ProveRequest {

@@ -1,0 +1,188 @@
+//! The daemon driven from outside Rust: a Python grpcio client whose stubs are generated from
+//! proto/ during the test, and the status page rendered by headless Chromium while jobs run.
+//!
+//! Needs python3 with venv (the test installs grpcio into target/cuzk-test-pyenv on first
+//! use) and Debian's chromium at /usr/bin/chromium (or CUZK_TEST_CHROMIUM); .ci/run
+//! installs both.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::*;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A python with grpcio and grpcio-tools, installed once under target/ (pinned versions).
+fn python() -> PathBuf {
+    let env = root().join("target/cuzk-test-pyenv");
+    let py = env.join("bin/python");
+    let _lock = DirLock::take(&root().join("target"), ".pyenv-lock");
+    let ready = Command::new(&py)
+        .args(["-c", "import grpc, grpc_tools"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ready {
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&env)
+            .status()
+            .expect("python3")
+            .success();
+        assert!(
+            ok,
+            "python3 -m venv failed (Debian: apt-get install python3-venv)"
+        );
+        let ok = Command::new(env.join("bin/pip"))
+            .args([
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "grpcio==1.76.0",
+                "grpcio-tools==1.76.0",
+            ])
+            .status()
+            .expect("pip")
+            .success();
+        assert!(ok, "pip install grpcio grpcio-tools failed");
+    }
+    py
+}
+
+#[test]
+fn python_grpcio_client_proves_reads_status_and_cancels() {
+    let (fx, _) = fixtures();
+    let py = python();
+    let tmp = tempfile::tempdir().unwrap();
+    let stubs = tmp.path().join("stubs");
+    std::fs::create_dir_all(&stubs).unwrap();
+    let ok = Command::new(&py)
+        .args(["-m", "grpc_tools.protoc", "-I"])
+        .arg(root().join("proto"))
+        .arg(format!("--python_out={}", stubs.display()))
+        .arg(format!("--grpc_python_out={}", stubs.display()))
+        .arg(root().join("proto/cuzk/v1/proving.proto"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "generating Python stubs from proto/ failed");
+    let port = free_port();
+    let cfg = write_config(tmp.path(), &fx, &format!("127.0.0.1:{port}"), "");
+    let mut child = spawn(&cfg);
+    let out = Command::new(&py)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/client.py"))
+        .arg(&stubs)
+        .arg(format!("127.0.0.1:{port}"))
+        .arg(&fx)
+        .output()
+        .unwrap();
+    sigterm(&child);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "python client failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!(v["prove_status"], "COMPLETED", "{v}");
+    assert_eq!(v["prove_proof_len"], 192);
+    assert_eq!(v["gpus"][0], "CPU backend");
+    assert!(v["completed"].as_u64().unwrap() >= 1);
+    assert_eq!(v["cancel_status"], "CANCELLED", "{v}");
+    assert_eq!(v["bad_kind_code"], "INVALID_ARGUMENT");
+    assert!(wait_exit(&mut child, Duration::from_secs(60)).success());
+}
+
+#[test]
+fn status_page_in_headless_chromium_shows_devices_and_queues_while_jobs_run() {
+    let chromium = std::env::var_os("CUZK_TEST_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    assert!(
+        chromium.exists(),
+        "{} not found (Debian: apt-get install chromium; .ci/run installs it)",
+        chromium.display()
+    );
+    let (fx, m) = fixtures();
+    let tmp = tempfile::tempdir().unwrap();
+    let (grpc, http) = (free_port(), free_port());
+    let cfg = write_config(
+        tmp.path(),
+        &fx,
+        &format!("127.0.0.1:{grpc}"),
+        &format!("[http]\nlisten = \"127.0.0.1:{http}\"\n"),
+    );
+    let mut child = spawn(&cfg);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut client = rt.block_on(connect(grpc));
+    // A queue of WindowPoSt jobs: one synthesis thread works through them one at a time.
+    let req = m
+        .request(&fx, cuzk_filecoin::ProofKind::WindowPoSt)
+        .unwrap();
+    for i in 0..8 {
+        rt.block_on(client.submit_proof(wire(
+            cuzk_filecoin::ProofKind::WindowPoSt,
+            &req,
+            &format!("page{i}"),
+        )))
+        .unwrap();
+    }
+    let profile = tmp.path().join("chromium-profile");
+    let t = Instant::now();
+    let out = Command::new(&chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("http://127.0.0.1:{http}/"))
+        .output()
+        .expect("run chromium");
+    let dom = String::from_utf8_lossy(&out.stdout).to_string();
+    let still_running = rt
+        .block_on(client.get_status(cuzk_server::proto::GetStatusRequest {}))
+        .unwrap()
+        .into_inner()
+        .queues
+        .iter()
+        .any(|q| q.pending + q.in_progress > 0);
+    for i in 0..8 {
+        let _ = rt.block_on(client.cancel_proof(cuzk_server::proto::CancelProofRequest {
+            job_id: format!("page{i}"),
+        }));
+    }
+    sigterm(&child);
+    assert!(
+        out.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        still_running,
+        "the jobs finished before the page was read ({:?})",
+        t.elapsed()
+    );
+    assert!(
+        dom.contains("<td>cpu</td>") && dom.contains("CPU backend"),
+        "device row: {dom}"
+    );
+    assert!(dom.contains("<td>window-post</td>"), "queue row: {dom}");
+    assert!(dom.contains("page0"), "recent jobs: {dom}");
+    assert!(
+        dom.contains("<div id=\"err\"></div>"),
+        "the page reported an error: {dom}"
+    );
+    assert!(wait_exit(&mut child, Duration::from_secs(120)).success());
+}

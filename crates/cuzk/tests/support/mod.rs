@@ -1,0 +1,151 @@
+//! What the daemon tests share: fixtures, wire requests, a daemon child process.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cuzk_filecoin::fixtures::{ensure_fixtures_locked, Manifest, Quiet};
+use cuzk_filecoin::{ProofKind, ProofRequest, SectorSize};
+use cuzk_server::proto;
+use cuzk_server::proto::proving_engine_client::ProvingEngineClient;
+
+pub fn fixtures() -> (PathBuf, Manifest) {
+    let dir = match std::env::var_os("CUZK_TEST_FIXTURES") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/cuzk-test-fixtures"),
+    };
+    let m = ensure_fixtures_locked(&dir, SectorSize::S2KiB, &Quiet, Duration::from_secs(1800))
+        .expect("fixtures");
+    (dir, m)
+}
+
+pub fn wire(kind: ProofKind, r: &ProofRequest, id: &str) -> proto::SubmitProofRequest {
+    let proof_kind = match kind {
+        ProofKind::PoRep => proto::ProofKind::PorepSealCommit,
+        ProofKind::SnapDeals => proto::ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPoSt => proto::ProofKind::WindowPostPartition,
+        ProofKind::WinningPoSt => proto::ProofKind::WinningPost,
+    };
+    proto::SubmitProofRequest {
+        request_id: id.to_owned(),
+        proof_kind: proof_kind as i32,
+        registered_proof: r.registered_proof.unwrap_or(0),
+        vanilla_proof: r.vanilla_proof.clone(),
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old.clone(),
+        comm_r_new: r.comm_r_new.clone(),
+        comm_d_new: r.comm_d_new.clone(),
+        ..Default::default()
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn spawn(config: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["daemon", "--config"])
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn cuzk daemon")
+}
+
+/// A config with the fixture parameters, `listen`, one synthesis thread, a long grace period,
+/// and `extra` TOML appended.
+pub fn write_config(dir: &Path, fixtures: &Path, listen: &str, extra: &str) -> PathBuf {
+    let p = dir.join("cuzk.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[server]\nlisten = \"{listen}\"\n\n[params]\ndir = \"{}\"\ncache_dir = \"{}\"\n\n[engine]\nsynthesis_threads = 1\nhost_memory = \"{}\"\n\n[shutdown]\ngrace_secs = 600\n\n{extra}",
+            fixtures.join("params").display(),
+            fixtures.join("cache").display(),
+            8u64 << 30
+        ),
+    )
+    .unwrap();
+    p
+}
+
+pub fn sigterm(child: &Child) {
+    let ok = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -TERM failed");
+}
+
+pub fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("daemon did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A gRPC client of the daemon on 127.0.0.1:`port`, waiting up to a minute for it to listen.
+pub async fn connect(port: u16) -> ProvingEngineClient<tonic::transport::Channel> {
+    let t = Instant::now();
+    loop {
+        match ProvingEngineClient::connect(format!("http://127.0.0.1:{port}")).await {
+            Ok(c) => return c,
+            Err(_) if t.elapsed() < Duration::from_secs(60) => {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            Err(e) => panic!("daemon never listened: {e}"),
+        }
+    }
+}
+
+/// A lock file in `dir`, held until dropped (for one-time setup shared by test processes).
+pub struct DirLock(PathBuf);
+
+impl DirLock {
+    pub fn take(dir: &Path, name: &str) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        let p = dir.join(name);
+        let t = Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&p)
+            {
+                Ok(_) => return DirLock(p),
+                Err(_) if t.elapsed() < Duration::from_secs(600) => {
+                    std::thread::sleep(Duration::from_millis(200))
+                }
+                Err(_) => {
+                    // A lock older than ten minutes was left by a killed process.
+                    let _ = std::fs::remove_file(&p);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
