@@ -376,3 +376,43 @@ async fn health_reports_serving_and_reflection_lists_the_service() {
     );
     s.stop().await;
 }
+
+/// All four kinds submitted at once over gRPC: each completes, and each proof verifies with
+/// filecoin-proofs on its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_four_kinds_submitted_concurrently_all_verify() {
+    let (dir, m) = fixtures();
+    let s = start(&dir, DEFAULT_MAX_MESSAGE_BYTES).await;
+    let kinds = [
+        ProofKind::PoRep,
+        ProofKind::SnapDeals,
+        ProofKind::WindowPoSt,
+        ProofKind::WinningPoSt,
+    ];
+    let calls: Vec<_> = kinds
+        .iter()
+        .map(|&kind| {
+            let req = m.request(&dir, kind).unwrap();
+            let mut c = s.client.clone();
+            tokio::spawn(async move {
+                let r = c
+                    .prove(proto::ProveRequest {
+                        submit: Some(wire(kind, &req, &format!("all-{kind}"))),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .result
+                    .unwrap();
+                (kind, req, r)
+            })
+        })
+        .collect();
+    for call in calls {
+        let (kind, req, r) = call.await.unwrap();
+        assert_eq!(r.status, S::Completed as i32, "{kind}: {}", r.error_message);
+        verify_assembled(plan(&req).unwrap().as_ref(), &r.proof)
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+    }
+    s.stop().await;
+}
