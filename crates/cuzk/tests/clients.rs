@@ -109,7 +109,7 @@ fn status_page_in_headless_chromium_shows_devices_and_queues_while_jobs_run() {
     );
     let (fx, m) = fixtures();
     let tmp = tempfile::tempdir().unwrap();
-    let (grpc, http) = (free_port(), free_port());
+    let [grpc, http] = free_ports::<2>();
     let cfg = write_config(
         tmp.path(),
         &fx,

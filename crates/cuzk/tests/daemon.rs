@@ -233,7 +233,7 @@ fn http_get(port: u16, path: &str) -> (String, String) {
 fn http_serves_metrics_status_and_the_page() {
     let (fx, m) = fixtures();
     let tmp = tempfile::tempdir().unwrap();
-    let (grpc, http) = (free_port(), free_port());
+    let [grpc, http] = free_ports::<2>();
     let cfg = write_config(
         tmp.path(),
         &fx,

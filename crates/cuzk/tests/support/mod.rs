@@ -46,11 +46,16 @@ pub fn wire(kind: ProofKind, r: &ProofRequest, id: &str) -> proto::SubmitProofRe
 }
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    free_ports::<1>()[0]
+}
+
+/// `N` distinct free ports: every listener is held until all are chosen, so the system
+/// cannot hand out the same port twice.
+pub fn free_ports<const N: usize>() -> [u16; N] {
+    let listeners: Vec<std::net::TcpListener> = (0..N)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    std::array::from_fn(|i| listeners[i].local_addr().unwrap().port())
 }
 
 pub fn spawn(config: &Path) -> Child {
