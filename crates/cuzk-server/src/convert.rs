@@ -63,6 +63,42 @@ pub fn request(r: &proto::SubmitProofRequest) -> Result<ProofRequest, Status> {
     })
 }
 
+/// The wire kind of a Filecoin proof kind.
+pub fn wire_kind(kind: ProofKind) -> proto::ProofKind {
+    match kind {
+        ProofKind::PoRep => proto::ProofKind::PorepSealCommit,
+        ProofKind::SnapDeals => proto::ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPoSt => proto::ProofKind::WindowPostPartition,
+        ProofKind::WinningPoSt => proto::ProofKind::WinningPost,
+    }
+}
+
+/// The wire request for `r` (what clients send): the inverse of [`request`]. An unset
+/// registered proof goes out as 0.
+pub fn submit_request(
+    request_id: &str,
+    kind: ProofKind,
+    r: &ProofRequest,
+    priority: proto::Priority,
+) -> proto::SubmitProofRequest {
+    proto::SubmitProofRequest {
+        request_id: request_id.to_owned(),
+        proof_kind: wire_kind(kind) as i32,
+        sector_size: r.sector_size,
+        registered_proof: r.registered_proof.unwrap_or(0),
+        priority: priority as i32,
+        vanilla_proof: r.vanilla_proof.clone(),
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old.clone(),
+        comm_r_new: r.comm_r_new.clone(),
+        comm_d_new: r.comm_d_new.clone(),
+    }
+}
+
 fn ms(d: Duration) -> u64 {
     d.as_millis().min(u64::MAX as u128) as u64
 }
@@ -124,6 +160,30 @@ mod tests {
             tonic::Code::InvalidArgument
         );
         assert_eq!(priority(0).unwrap(), None);
+    }
+
+    #[test]
+    fn submit_request_is_the_inverse_of_request() {
+        for kind in ProofKind::ALL {
+            let r = ProofRequest {
+                kind: Some(kind),
+                registered_proof: Some(3),
+                sector_size: 2048,
+                vanilla_proof: vec![1, 2],
+                vanilla_proofs: vec![vec![3], vec![4, 5]],
+                sector_number: 7,
+                miner_id: 1000,
+                randomness: vec![9; 32],
+                partition_index: 2,
+                comm_r_old: vec![1; 32],
+                comm_r_new: vec![2; 32],
+                comm_d_new: vec![3; 32],
+            };
+            let w = submit_request("id", kind, &r, proto::Priority::High);
+            assert_eq!(w.request_id, "id");
+            assert_eq!(priority(w.priority).unwrap(), Some(Priority::High));
+            assert_eq!(request(&w).unwrap(), r, "{kind}");
+        }
     }
 
     #[test]

@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use cuzk_filecoin::ProofKind;
 use cuzk_server::proto::proving_engine_client::ProvingEngineClient;
 use cuzk_server::proto::{self, await_proof_response::Status as AwaitStatus};
 use tonic::service::interceptor::InterceptedService;
@@ -167,12 +166,6 @@ fn wire(
     priority: &Option<String>,
 ) -> Result<proto::SubmitProofRequest, CliError> {
     let (kind, r) = request.request()?;
-    let proof_kind = match kind {
-        ProofKind::PoRep => proto::ProofKind::PorepSealCommit,
-        ProofKind::SnapDeals => proto::ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPoSt => proto::ProofKind::WindowPostPartition,
-        ProofKind::WinningPoSt => proto::ProofKind::WinningPost,
-    };
     let priority = match priority.as_deref() {
         None => proto::Priority::Unspecified,
         Some("low") => proto::Priority::Low,
@@ -191,22 +184,12 @@ fn wire(
             .map_or(0, |d| d.as_nanos());
         format!("cli-{}-{nanos}", std::process::id())
     });
-    Ok(proto::SubmitProofRequest {
-        request_id,
-        proof_kind: proof_kind as i32,
-        sector_size: r.sector_size,
-        registered_proof: r.registered_proof.unwrap_or(0),
-        priority: priority as i32,
-        vanilla_proof: r.vanilla_proof,
-        vanilla_proofs: r.vanilla_proofs,
-        sector_number: r.sector_number,
-        miner_id: r.miner_id,
-        randomness: r.randomness,
-        partition_index: r.partition_index,
-        comm_r_old: r.comm_r_old,
-        comm_r_new: r.comm_r_new,
-        comm_d_new: r.comm_d_new,
-    })
+    Ok(cuzk_server::convert::submit_request(
+        &request_id,
+        kind,
+        &r,
+        priority,
+    ))
 }
 
 fn finish(r: &proto::AwaitProofResponse, out: Option<&PathBuf>) -> Result<(), CliError> {

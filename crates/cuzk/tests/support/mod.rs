@@ -22,27 +22,7 @@ pub fn fixtures() -> (PathBuf, Manifest) {
 }
 
 pub fn wire(kind: ProofKind, r: &ProofRequest, id: &str) -> proto::SubmitProofRequest {
-    let proof_kind = match kind {
-        ProofKind::PoRep => proto::ProofKind::PorepSealCommit,
-        ProofKind::SnapDeals => proto::ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPoSt => proto::ProofKind::WindowPostPartition,
-        ProofKind::WinningPoSt => proto::ProofKind::WinningPost,
-    };
-    proto::SubmitProofRequest {
-        request_id: id.to_owned(),
-        proof_kind: proof_kind as i32,
-        registered_proof: r.registered_proof.unwrap_or(0),
-        vanilla_proof: r.vanilla_proof.clone(),
-        vanilla_proofs: r.vanilla_proofs.clone(),
-        sector_number: r.sector_number,
-        miner_id: r.miner_id,
-        randomness: r.randomness.clone(),
-        partition_index: r.partition_index,
-        comm_r_old: r.comm_r_old.clone(),
-        comm_r_new: r.comm_r_new.clone(),
-        comm_d_new: r.comm_d_new.clone(),
-        ..Default::default()
-    }
+    cuzk_server::convert::submit_request(id, kind, r, proto::Priority::Unspecified)
 }
 
 pub fn free_port() -> u16 {
