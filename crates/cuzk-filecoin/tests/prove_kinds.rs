@@ -108,3 +108,18 @@ fn parameters_are_charged_to_the_budget_and_evicted_least_recently_used_when_unr
     assert!(store.evict_params(&window).is_some());
     assert_eq!(budget.used(), 0);
 }
+
+/// PoRep's witness is synthesized a challenge at a time in parallel on the PCE path; the
+/// assignment must equal direct (sequential) synthesis of the whole circuit.
+#[test]
+fn porep_witness_by_challenge_equals_sequential_synthesis() {
+    let f = fixtures();
+    let req = f.manifest.request(&f.dir, ProofKind::PoRep).unwrap();
+    let p = plan(&req).unwrap();
+    let pce = f.store.pce(p.circuit()).unwrap();
+    let split = p.synthesize(0, Some(&pce)).unwrap().assignment;
+    let direct = p.synthesize(0, None).unwrap().assignment;
+    assert_eq!(split.witness.inputs, direct.witness.inputs);
+    assert_eq!(split.witness.aux, direct.witness.aux);
+    assert!(split.a == direct.a && split.b == direct.b && split.c == direct.c);
+}

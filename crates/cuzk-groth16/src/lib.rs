@@ -66,7 +66,7 @@ pub use prover::{
 };
 pub use srs::{ParameterSource, Parameters, PointCheck, VerifyingKey};
 pub use verify::PreparedVerifyingKey;
-pub use witness::{synthesize_witness, WitnessCs};
+pub use witness::{synthesize_witness, synthesize_witness_units, WitnessCs};
 
 /// Re-exported so downstream crates name the exact curve and constraint-system versions.
 pub use bellpepper_core;

@@ -145,6 +145,34 @@ pub struct Synthesized {
     pub pce_eval: Duration,
 }
 
+/// Synthesizes, with `pce`, a circuit made of a header and independent units, one unit per
+/// entry of `circuits` (each the header with that unit alone), in parallel: see
+/// [`cuzk_groth16::synthesize_witness_units`]. Building the circuits is part of `witness`.
+pub(crate) fn synthesize_units<C>(
+    circuits: Vec<C>,
+    pce: &Pce,
+    started: Instant,
+) -> Result<Synthesized>
+where
+    C: cuzk_groth16::bellpepper_core::Circuit<blstrs::Scalar> + Send,
+{
+    let circuit_build = started.elapsed();
+    let t = Instant::now();
+    let s = pce.stats();
+    let w = cuzk_groth16::synthesize_witness_units(circuits, s.num_inputs, s.num_aux, |c| {
+        cuzk_groth16::synthesize_witness(c).map_err(cuzk_groth16::Error::from)
+    })?;
+    let witness = t.elapsed();
+    let t = Instant::now();
+    let assignment = pce.evaluate(w)?;
+    Ok(Synthesized {
+        assignment,
+        circuit_build,
+        witness,
+        pce_eval: t.elapsed(),
+    })
+}
+
 /// Synthesizes a circuit with or without a PCE; `started` is when building the circuit began.
 pub(crate) fn synthesize_circuit<C>(
     circuit: C,

@@ -13,7 +13,7 @@ use storage_proofs_porep::stacked::{
     self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg, Tau,
 };
 
-use super::{synthesize_circuit, ProofPlan, Synthesized};
+use super::{synthesize_circuit, synthesize_units, ProofPlan, Synthesized};
 use crate::circuit::CircuitSpec;
 use crate::decode::{
     bytes32, decode_c1, peek_c1_registered_proof, poseidon_commitment, sha_commitment,
@@ -195,6 +195,29 @@ impl<Tree: 'static + MerkleTreeTrait> PoRepPlan<Tree> {
     }
 }
 
+impl<Tree: 'static + MerkleTreeTrait> PoRepPlan<Tree> {
+    /// Partition `k`'s circuit over the given challenge proofs.
+    fn circuit(
+        &self,
+        k: usize,
+        challenges: &Vec<VanillaSealProof<Tree>>,
+    ) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+        <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
+            &self.pub_in,
+            (),
+            challenges,
+            &self.pub_params,
+            Some(k),
+        )
+        .map_err(|e| {
+            InputError::new(format!(
+                "partition {k}: the vanilla proofs do not form a circuit: {e:#}"
+            ))
+            .into()
+        })
+    }
+}
+
 impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoRepPlan<Tree> {
     fn kind(&self) -> ProofKind {
         ProofKind::PoRep
@@ -210,22 +233,20 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoRepPlan<Tree> {
 
     fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<Synthesized> {
         let started = std::time::Instant::now();
-        let circuit: StackedCircuit<Tree, DefaultPieceHasher> = <Compound<Tree> as CompoundProof<
-            StackedDrg<'_, Tree, DefaultPieceHasher>,
-            _,
-        >>::circuit(
-            &self.pub_in,
-            (),
-            &self.vanilla[k],
-            &self.pub_params,
-            Some(k),
-        )
-        .map_err(|e| {
-            InputError::new(format!(
-                "partition {k}: the vanilla proofs do not form a circuit: {e:#}"
-            ))
-        })?;
-        synthesize_circuit(circuit, pce, started)
+        let challenges = &self.vanilla[k];
+        match pce {
+            // The circuit is a header (replica id, commitments) followed by one independent
+            // unit per challenge: the witness is synthesized a challenge at a time in
+            // parallel, each unit from a circuit of that challenge alone.
+            Some(pce) if challenges.len() > 1 => {
+                let circuits = challenges
+                    .iter()
+                    .map(|c| self.circuit(k, &vec![c.clone()]))
+                    .collect::<Result<Vec<_>>>()?;
+                synthesize_units(circuits, pce, started)
+            }
+            _ => synthesize_circuit(self.circuit(k, challenges)?, pce, started),
+        }
     }
 
     fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>> {
