@@ -1,9 +1,10 @@
 //! [`CudaBackend`]: the backend trait on one GPU.
 //!
 //! Every operation takes the device's lock for its duration and reserves its device memory
-//! against the budget before calling into CUDA. [`ProvingBackend::prove`] holds the lock for
-//! the whole proof and runs the MSMs over resident parameters when the budget has room for
-//! them ([`Residency::Auto`]), streaming the bases from host memory otherwise.
+//! against the budget before calling into CUDA. A proof takes the lock per operation (H, each
+//! MSM), so between them the device is free for more urgent work ([`YieldPoint`]); its MSMs
+//! run over resident parameters when the budget has room for them ([`Residency::Auto`]),
+//! streaming the bases from host memory otherwise.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,7 +12,7 @@ use std::time::Duration;
 use blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::{
     prove_with, Domain, G1Base, G1Query, G2Base, ParameterSource, Proof, ProveTimings,
-    ProvingAssignment, ProvingBackend, QueryMsm,
+    ProvingAssignment, ProvingBackend, QueryMsm, YieldPoint,
 };
 use ff::{Field, PrimeField};
 use group::Group;
@@ -327,27 +328,43 @@ impl CudaBackend {
         r: Scalar,
         s: Scalar,
     ) -> Result<(Proof, ProveTimings, MsmPlacement), cuzk_groth16::Error> {
-        let g = self.device.lock();
+        self.prove_placed_yielding(params, pa, r, s, &cuzk_groth16::no_yield)
+    }
+
+    /// [`prove_placed`](Self::prove_placed) with `yield_point` between the operations. The
+    /// device's lock is taken per operation, so nothing of this proof is locked or allocated
+    /// on the device while `yield_point` runs; a resident copy in use cannot be evicted.
+    pub fn prove_placed_yielding(
+        &self,
+        params: &dyn ParameterSource,
+        pa: &ProvingAssignment,
+        r: Scalar,
+        s: Scalar,
+        yield_point: &YieldPoint<'_>,
+    ) -> Result<(Proof, ProveTimings, MsmPlacement), cuzk_groth16::Error> {
         let n = Domain::for_size(pa.a.len())?.size() as u64;
         // One proof's working memory beside resident bases: H, or the largest MSM call.
         let working = vram::compute_h(n).max(vram::msm_call(n, vram::G1, false));
-        let resident = self.resident_for(&g, params, working)?;
+        let resident = self.resident_for(&self.device.lock(), params, working)?;
         let compute_h = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| {
+            let g = self.device.lock();
             Ok(self.compute_h_locked(&g, a, b, c).map(|(h, _)| h)?)
         };
         match resident {
             Some(res) => {
-                let msm = ResidentMsm { g: &g, res: &res };
-                let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s)?;
+                let msm = ResidentMsm {
+                    device: &self.device,
+                    res: &res,
+                };
+                let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s, yield_point)?;
                 Ok((p, t, MsmPlacement::Resident))
             }
             None => {
                 let msm = StreamedMsm {
-                    g: &g,
                     backend: self,
                     params,
                 };
-                let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s)?;
+                let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s, yield_point)?;
                 Ok((p, t, MsmPlacement::Streamed))
             }
         }
@@ -363,27 +380,26 @@ fn equal_len(bases: usize, scalars: usize) -> Result<(), CudaError> {
     Ok(())
 }
 
-struct ResidentMsm<'a, 'g> {
-    g: &'a DeviceGuard<'g>,
+struct ResidentMsm<'a> {
+    device: &'a CudaDevice,
     res: &'a ResidentSrs,
 }
 
-impl QueryMsm for ResidentMsm<'_, '_> {
+impl QueryMsm for ResidentMsm<'_> {
     fn g1(&self, query: G1Query, scalars: &[Scalar]) -> cuzk_groth16::Result<G1Projective> {
-        Ok(self.res.g1(self.g, query, scalars)?)
+        Ok(self.res.g1(&self.device.lock(), query, scalars)?)
     }
     fn b_g2(&self, scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
-        Ok(self.res.b_g2(self.g, scalars)?)
+        Ok(self.res.b_g2(&self.device.lock(), scalars)?)
     }
 }
 
-struct StreamedMsm<'a, 'g> {
-    g: &'a DeviceGuard<'g>,
+struct StreamedMsm<'a> {
     backend: &'a CudaBackend,
     params: &'a dyn ParameterSource,
 }
 
-impl QueryMsm for StreamedMsm<'_, '_> {
+impl QueryMsm for StreamedMsm<'_> {
     fn g1(&self, query: G1Query, scalars: &[Scalar]) -> cuzk_groth16::Result<G1Projective> {
         let bases = match query {
             G1Query::H => self.params.h(),
@@ -398,12 +414,14 @@ impl QueryMsm for StreamedMsm<'_, '_> {
                 scalars.len()
             ))
         })?;
-        Ok(self.backend.msm_g1_locked(self.g, bases, scalars)?)
+        let g = self.backend.device.lock();
+        Ok(self.backend.msm_g1_locked(&g, bases, scalars)?)
     }
     fn b_g2(&self, scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
+        let g = self.backend.device.lock();
         Ok(self
             .backend
-            .msm_g2_locked(self.g, self.params.b_g2(), scalars)?)
+            .msm_g2_locked(&g, self.params.b_g2(), scalars)?)
     }
 }
 
@@ -436,14 +454,15 @@ impl ProvingBackend for CudaBackend {
         Ok(self.msm_g2_locked(&g, bases, scalars)?)
     }
 
-    fn prove(
+    fn prove_yielding(
         &self,
         params: &dyn ParameterSource,
         assignment: &ProvingAssignment,
         r: Scalar,
         s: Scalar,
+        yield_point: &YieldPoint<'_>,
     ) -> cuzk_groth16::Result<(Proof, ProveTimings)> {
-        self.prove_placed(params, assignment, r, s)
+        self.prove_placed_yielding(params, assignment, r, s, yield_point)
             .map(|(p, t, _)| (p, t))
     }
 }

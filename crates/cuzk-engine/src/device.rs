@@ -6,13 +6,15 @@
 //! and every allocation is named and counted against the device's budget before anything is
 //! allocated. There is no table of locks indexed by number anywhere.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use cuzk_groth16::ProvingBackend;
+use cuzk_groth16::blstrs::Scalar;
+use cuzk_groth16::{ParameterSource, Proof, ProveTimings, ProvingAssignment, ProvingBackend};
 
 use crate::error::EngineError;
+use crate::job::Priority;
 use crate::memory::{MemoryBudget, Reservation};
 
 /// What identifies a device to operators.
@@ -45,12 +47,27 @@ impl std::fmt::Debug for Device {
     }
 }
 
+/// What a guard runs at a proof's yield points: more urgent partitions, on the same guard.
+pub(crate) type YieldHook<'a> = dyn Fn(&DeviceGuard<'_>) + Sync + 'a;
+
 /// Exclusive use of a device. Device memory is allocated through it.
-#[derive(Debug)]
 pub struct DeviceGuard<'a> {
     device: &'a Device,
     _lock: MutexGuard<'a, ()>,
     since: Instant,
+    hook: Option<&'a YieldHook<'a>>,
+    /// Priority of the partition being proved under this guard.
+    running: AtomicU8,
+    /// Time spent in yield points, each nanosecond counted once however deep they nest.
+    yielded_nanos: AtomicU64,
+}
+
+impl std::fmt::Debug for DeviceGuard<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceGuard")
+            .field("device", &self.device.info.id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Device memory counted against the device's budget until dropped.
@@ -93,12 +110,15 @@ impl Device {
             device: self,
             _lock: g,
             since: Instant::now(),
+            hook: None,
+            running: AtomicU8::new(Priority::Low as u8),
+            yielded_nanos: AtomicU64::new(0),
         }
     }
 
     /// Total time some worker held the lock.
-    pub fn busy(&self) -> std::time::Duration {
-        std::time::Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
+    pub fn busy(&self) -> Duration {
+        Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
     }
 
     /// The VRAM budget.
@@ -115,7 +135,7 @@ impl Device {
     }
 }
 
-impl DeviceGuard<'_> {
+impl<'a> DeviceGuard<'a> {
     /// Reserves `bytes` of this device's memory under `name`; an error (before any device
     /// call) when the budget cannot hold it now.
     pub fn alloc(&self, name: &str, bytes: u64) -> Result<VramAlloc, EngineError> {
@@ -141,6 +161,55 @@ impl DeviceGuard<'_> {
     /// The device.
     pub fn device(&self) -> &Device {
         self.device
+    }
+
+    /// Proves `assignment` with the device's backend. At the proof's yield points (between
+    /// its operations) partitions of higher priority waiting for this device run first, under
+    /// this same guard, so urgent work waits for one operation rather than a whole proof.
+    pub fn prove(
+        &self,
+        params: &dyn ParameterSource,
+        assignment: &ProvingAssignment,
+        r: Scalar,
+        s: Scalar,
+    ) -> cuzk_groth16::Result<(Proof, ProveTimings)> {
+        self.device
+            .backend
+            .prove_yielding(params, assignment, r, s, &|| self.yield_point())
+    }
+
+    /// Runs the waiting partitions of higher priority than the running one, if the engine
+    /// gave this guard a hook; otherwise does nothing.
+    pub fn yield_point(&self) {
+        if let Some(hook) = self.hook {
+            hook(self);
+        }
+    }
+
+    pub(crate) fn set_yield_hook(&mut self, hook: &'a YieldHook<'a>) {
+        self.hook = Some(hook);
+    }
+
+    pub(crate) fn running(&self) -> Priority {
+        match self.running.load(Ordering::SeqCst) {
+            4 => Priority::Critical,
+            3 => Priority::High,
+            2 => Priority::Normal,
+            _ => Priority::Low,
+        }
+    }
+
+    pub(crate) fn set_running(&self, p: Priority) {
+        self.running.store(p as u8, Ordering::SeqCst);
+    }
+
+    pub(crate) fn yielded(&self) -> Duration {
+        Duration::from_nanos(self.yielded_nanos.load(Ordering::SeqCst))
+    }
+
+    pub(crate) fn add_yielded(&self, d: Duration) {
+        self.yielded_nanos
+            .fetch_add(d.as_nanos() as u64, Ordering::SeqCst);
     }
 
     pub(crate) fn set_job(&self, job: Option<(String, String)>) {

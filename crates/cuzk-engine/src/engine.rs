@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::device::Device;
+use crate::device::{Device, DeviceGuard};
 use crate::error::EngineError;
 use crate::job::{Job, JobStatus, JobView, Priority};
 use crate::memory::{MemoryBudget, Reservation};
@@ -171,13 +171,27 @@ impl Engine {
         for i in 0..inner.cfg.synthesis_threads {
             let inner = inner.clone();
             threads.push(spawn(format!("cuzk-synth-{i}"), move || {
-                synthesis_loop(&inner, Priority::Low)
+                synthesis_loop(&inner, Priority::Low, None)
             }));
         }
+        // The urgent lane's parallel parts (witness units, PCE products) run in a pool of
+        // their own: in the shared pool they would queue behind every ordinary synthesis.
+        let urgent_pool = if inner.cfg.urgent_synthesis_threads > 0 {
+            let n = std::thread::available_parallelism().map_or(4, |n| n.get());
+            Some(Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("cuzk-urgent-pool-{i}"))
+                    .build()
+                    .map_err(|e| EngineError::Invalid(format!("urgent thread pool: {e}")))?,
+            ))
+        } else {
+            None
+        };
         for i in 0..inner.cfg.urgent_synthesis_threads {
-            let inner = inner.clone();
+            let (inner, pool) = (inner.clone(), urgent_pool.clone());
             threads.push(spawn(format!("cuzk-synth-urgent-{i}"), move || {
-                synthesis_loop(&inner, Priority::Critical)
+                synthesis_loop(&inner, Priority::Critical, pool.as_deref())
             }));
         }
         for d in &inner.devices {
@@ -426,8 +440,9 @@ impl Drop for InFlight {
     }
 }
 
-/// Synthesizes partitions of priority `min` or above until the engine closes.
-fn synthesis_loop(inner: &Arc<Inner>, min: Priority) {
+/// Synthesizes partitions of priority `min` or above until the engine closes, in `pool` when
+/// given (the global pool otherwise).
+fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::ThreadPool>) {
     loop {
         if !inner.cfg.pipeline {
             while inner.in_flight.load(Ordering::SeqCst) > 0
@@ -459,7 +474,10 @@ fn synthesis_loop(inner: &Arc<Inner>, min: Priority) {
             continue;
         };
         let t = Instant::now();
-        let res = job.work.synthesize(k);
+        let res = match pool {
+            Some(pool) => pool.install(|| job.work.synthesize(k)),
+            None => job.work.synthesize(k),
+        };
         let took = t.elapsed();
         job.lock().timings.synthesis += took;
         inner.metrics.with(job.work.kind(), |m| {
@@ -488,76 +506,113 @@ fn synthesis_loop(inner: &Arc<Inner>, min: Priority) {
 
 fn device_loop(inner: &Inner, device: &Arc<Device>) {
     let id = device.info().id.clone();
-    while let Some(mut item) = inner
-        .device_q
-        .pop(|i| i.excluded.as_deref() != Some(id.as_str()))
-    {
+    let accept = |i: &DeviceItem| i.excluded.as_deref() != Some(id.as_str());
+    // At a yield point of the partition on the device: partitions of higher priority that
+    // the device's memory holds beside it run to completion on the same guard.
+    let hook = |g: &DeviceGuard<'_>| {
+        let running = g.running();
+        let fits = |i: &DeviceItem| {
+            let v = device.vram();
+            v.total() - v.used() >= i.job.work.device_bytes_per_partition()
+        };
+        while let Some(item) = inner.device_q.pop_higher(running, |i| accept(i) && fits(i)) {
+            let outer_job = device.current_job();
+            let (y0, t) = (g.yielded(), Instant::now());
+            if let Some((job, parts)) = run_item(inner, device, g, item) {
+                finish(inner, &job, parts);
+            }
+            let nested = g.yielded() - y0;
+            g.add_yielded(t.elapsed().saturating_sub(nested));
+            g.set_job(outer_job);
+            g.set_running(running);
+        }
+    };
+    while let Some(mut item) = inner.device_q.pop(accept) {
         let job = item.job.clone();
         if job.is_cancelled() || job.lock().status.is_terminal() {
             continue;
         }
-        let guard = device.lock();
+        let mut guard = device.lock();
+        guard.set_yield_hook(&hook);
         // While this worker waited for the lock, higher-priority work may have arrived: it
         // goes first, and this item goes back to the front of its priority.
-        let accept = |i: &DeviceItem| i.excluded.as_deref() != Some(id.as_str());
         if let Some(better) = inner.device_q.pop_higher(job.priority, accept) {
             inner.device_q.requeue(job.priority, item);
             item = better;
         }
-        let job = item.job.clone();
-        if job.is_cancelled() || job.lock().status.is_terminal() {
-            continue;
-        }
-        guard.set_job(Some((job.id.clone(), job.work.kind().to_owned())));
-        let t = Instant::now();
-        let res = job.work.prove(item.k, &item.synth, &guard);
+        let done = run_item(inner, device, &guard, item);
         drop(guard);
-        let took = t.elapsed();
-        inner
-            .metrics
-            .with(job.work.kind(), |m| Metrics::observe(&mut m.device, took));
-        {
-            let mut st = job.lock();
-            st.timings.device += took;
-            if !st.devices.contains(&id) {
-                st.devices.push(id.clone());
-            }
+        if let Some((job, parts)) = done {
+            finish(inner, &job, parts);
         }
-        match res {
-            Ok(bytes) => {
-                let done = {
-                    let mut st = job.lock();
-                    if st.status.is_terminal() {
-                        continue;
-                    }
-                    if st.parts[item.k].is_none() {
-                        st.parts[item.k] = Some(bytes);
-                        st.remaining -= 1;
-                    }
-                    (st.remaining == 0).then(|| {
-                        st.parts
-                            .iter_mut()
-                            .map(|p| p.take().unwrap_or_default())
-                            .collect()
-                    })
-                };
-                drop(item);
-                if let Some(parts) = done {
-                    finish(inner, &job, parts);
+    }
+}
+
+/// Proves one partition under `guard` and records the result (a failure is retried once);
+/// returns the job and its partition proofs when this was the job's last partition.
+fn run_item(
+    inner: &Inner,
+    device: &Device,
+    guard: &DeviceGuard<'_>,
+    mut item: DeviceItem,
+) -> Option<(Arc<Job>, Vec<Vec<u8>>)> {
+    let id = &device.info().id;
+    let job = item.job.clone();
+    if job.is_cancelled() || job.lock().status.is_terminal() {
+        return None;
+    }
+    guard.set_job(Some((job.id.clone(), job.work.kind().to_owned())));
+    guard.set_running(job.priority);
+    let (y0, t) = (guard.yielded(), Instant::now());
+    let res = job.work.prove(item.k, &item.synth, guard);
+    // Time lent to more urgent partitions at yield points is theirs.
+    let took = t.elapsed().saturating_sub(guard.yielded() - y0);
+    inner
+        .metrics
+        .with(job.work.kind(), |m| Metrics::observe(&mut m.device, took));
+    {
+        let mut st = job.lock();
+        st.timings.device += took;
+        if !st.devices.contains(id) {
+            st.devices.push(id.clone());
+        }
+    }
+    match res {
+        Ok(bytes) => {
+            let done = {
+                let mut st = job.lock();
+                if st.status.is_terminal() {
+                    return None;
                 }
-            }
-            Err(_) if !item.retried => {
-                item.retried = true;
-                if inner.devices.len() > 1 {
-                    item.excluded = Some(id.clone());
+                if st.parts[item.k].is_none() {
+                    st.parts[item.k] = Some(bytes);
+                    st.remaining -= 1;
                 }
-                inner.metrics.with(job.work.kind(), |m| m.retries += 1);
-                inner.device_q.push(job.priority, item);
+                (st.remaining == 0).then(|| {
+                    st.parts
+                        .iter_mut()
+                        .map(|p| p.take().unwrap_or_default())
+                        .collect()
+                })
+            };
+            drop(item);
+            done.map(|parts| (job, parts))
+        }
+        Err(_) if !item.retried => {
+            item.retried = true;
+            if inner.devices.len() > 1 {
+                item.excluded = Some(id.clone());
             }
-            Err(e) => inner.fail(
+            inner.metrics.with(job.work.kind(), |m| m.retries += 1);
+            inner.device_q.push(job.priority, item);
+            None
+        }
+        Err(e) => {
+            inner.fail(
                 &job,
                 format!("partition {} failed on {id} after a retry: {e}", item.k),
-            ),
+            );
+            None
         }
     }
 }

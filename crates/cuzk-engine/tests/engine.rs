@@ -418,3 +418,62 @@ fn critical_work_is_synthesized_while_every_ordinary_synthesis_thread_is_busy() 
     engine.shutdown(Duration::from_secs(1), false);
     engine2.shutdown(Duration::from_secs(1), false);
 }
+
+/// A critical partition arriving while a long partition of lower priority is on the only
+/// device runs at that partition's next yield point (between its device operations), on the
+/// same guard, instead of waiting for the whole proof; the simulated device sees one prover
+/// inside at a time throughout.
+#[test]
+fn critical_partition_runs_at_the_next_yield_point_of_a_long_partition() {
+    let slow = Faults {
+        delay: Duration::from_millis(3000),
+        ..Faults::default()
+    };
+    let (devs, phys) = sim_devices(1, slow);
+    let engine = Engine::start(cfg(1), devs).unwrap();
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let labelled = |label: &str, kind: &'static str| {
+        Arc::new(TestWork {
+            log: Some((label.to_owned(), log.clone())),
+            ..Arc::try_unwrap(TestWork::new(kind, 1)).unwrap()
+        })
+    };
+    engine
+        .submit("porep", labelled("porep", "porep"), None)
+        .unwrap();
+    // Wait until the PoRep partition is on the device.
+    while engine.status().devices[0].current_job.is_none() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    engine
+        .submit("winning", labelled("winning", "winning-post"), None)
+        .unwrap();
+    let w = engine.await_job("winning", None).unwrap();
+    assert!(
+        matches!(w.status, JobStatus::Completed(_)),
+        "{:?}",
+        w.status
+    );
+    let p = engine.await_job("porep", Some(Duration::ZERO)).unwrap();
+    assert!(
+        !p.status.is_terminal(),
+        "winning waited for the whole PoRep proof"
+    );
+    let p = engine.await_job("porep", None).unwrap();
+    assert!(
+        matches!(p.status, JobStatus::Completed(_)),
+        "{:?}",
+        p.status
+    );
+    assert_eq!(*log.lock().unwrap(), ["winning", "porep"]);
+    assert_eq!(phys[0].violations(), 0, "two provers inside the device");
+    // The PoRep's device time excludes the time lent to the WinningPoSt.
+    assert!(
+        p.timings.device < w.timings.device + Duration::from_millis(1500),
+        "porep {:?}, winning {:?}",
+        p.timings.device,
+        w.timings.device
+    );
+    engine.shutdown(Duration::from_secs(1), false);
+}

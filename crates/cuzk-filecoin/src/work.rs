@@ -96,7 +96,6 @@ impl ProofWork for FilecoinWork {
             <blstrs::Scalar as ff::Field>::random(&mut rng),
         );
         let (proof, _) = device
-            .backend()
             .prove(params.as_ref(), pa, r, s)
             .map_err(|e| e.to_string())?;
         Ok(proof.to_bytes().to_vec())

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::field::Fr;
 use crate::msm::{self, G1Base, G2Base};
 use crate::proof::Proof;
-use crate::prover::ProveTimings;
+use crate::prover::{ProveTimings, YieldPoint};
 use crate::srs::ParameterSource;
 
 /// The operations a Groth16 prover needs from the hardware it runs on.
@@ -48,7 +48,20 @@ pub trait ProvingBackend: Send + Sync {
         r: Scalar,
         s: Scalar,
     ) -> Result<(Proof, ProveTimings)> {
-        crate::prover::prove_composed(self, params, assignment, r, s)
+        self.prove_yielding(params, assignment, r, s, &crate::prover::no_yield)
+    }
+
+    /// [`prove`](Self::prove), calling `yield_point` between the proof's operations (see
+    /// [`YieldPoint`]); the default composes the individual operations.
+    fn prove_yielding(
+        &self,
+        params: &dyn ParameterSource,
+        assignment: &ProvingAssignment,
+        r: Scalar,
+        s: Scalar,
+        yield_point: &YieldPoint<'_>,
+    ) -> Result<(Proof, ProveTimings)> {
+        crate::prover::prove_composed(self, params, assignment, r, s, yield_point)
     }
 }
 

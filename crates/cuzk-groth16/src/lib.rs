@@ -61,8 +61,8 @@ pub use msm::{G1Base, G2Base};
 pub use pce::{CoeffIndices, Matrix, Pce, PceHeader, PceStats, RecordingCs, PCE_FORMAT_VERSION};
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
-    check_params, prove, prove_composed, prove_random, prove_timed, prove_with, synthesize,
-    ComputeH, G1Query, ProveTimings, QueryMsm, SourceMsm,
+    check_params, no_yield, prove, prove_composed, prove_random, prove_timed, prove_with,
+    synthesize, ComputeH, G1Query, ProveTimings, QueryMsm, SourceMsm, YieldPoint,
 };
 pub use srs::{ParameterSource, Parameters, PointCheck, VerifyingKey};
 pub use verify::PreparedVerifyingKey;

@@ -187,14 +187,15 @@ impl<B: ProvingBackend + ?Sized> QueryMsm for SourceMsm<'_, B> {
     }
 }
 
-/// A proof through the backend's individual operations (`compute_h`, `msm_g1`, `msm_g2`):
-/// the default [`ProvingBackend::prove`].
+/// A proof through the backend's individual operations (`compute_h`, `msm_g1`, `msm_g2`),
+/// calling `yield_point` between them: the default [`ProvingBackend::prove_yielding`].
 pub fn prove_composed<B: ProvingBackend + ?Sized>(
     backend: &B,
     params: &dyn ParameterSource,
     pa: &ProvingAssignment,
     r: Scalar,
     s: Scalar,
+    yield_point: &YieldPoint<'_>,
 ) -> Result<(Proof, ProveTimings)> {
     prove_with(
         &|a, b, c| backend.compute_h(a, b, c),
@@ -203,14 +204,29 @@ pub fn prove_composed<B: ProvingBackend + ?Sized>(
         pa,
         r,
         s,
+        yield_point,
     )
+}
+
+/// Called by a proof between its operations (after H, after each MSM but the last), where the proof holds no device working memory: a scheduler may run more
+/// urgent work on the same device there, under the same guard, before the proof goes on.
+pub type YieldPoint<'a> = dyn Fn() + 'a;
+
+/// A yield point that yields to nothing.
+pub fn no_yield() {}
+
+fn timed(f: &YieldPoint<'_>) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
 }
 
 /// Computes H from a, b, c (as [`ProvingBackend::compute_h`]).
 pub type ComputeH<'a> = dyn Fn(&[Scalar], &[Scalar], &[Scalar]) -> Result<Vec<Scalar>> + 'a;
 
 /// A proof from an H computation and the five MSMs by query, combined with the verifying
-/// key's points: the composition every backend shares.
+/// key's points: the composition every backend shares. `yield_point` runs between the
+/// operations; the time spent in it is not counted in the timings.
 pub fn prove_with(
     compute_h: &ComputeH<'_>,
     msm: &dyn QueryMsm,
@@ -218,6 +234,7 @@ pub fn prove_with(
     pa: &ProvingAssignment,
     r: Scalar,
     s: Scalar,
+    yield_point: &YieldPoint<'_>,
 ) -> Result<(Proof, ProveTimings)> {
     check_params(params, pa)?;
     let w = &pa.witness;
@@ -226,28 +243,33 @@ pub fn prove_with(
     let t0 = Instant::now();
     let h = compute_h(&pa.a, &pa.b, &pa.c)?;
     let ntt = t0.elapsed();
+    yield_point();
     let t1 = Instant::now();
     let h_acc = msm.g1(G1Query::H, &h)?;
     drop(h);
+    let mut yielded = timed(yield_point);
     let l_acc = msm.g1(G1Query::L, &w.aux)?;
+    yielded += timed(yield_point);
 
     // A: every input, then the aux present in A (the query's layout).
     let mut a_scalars = w.inputs.clone();
     a_scalars.extend(d.a_aux.iter_ones().map(|i| w.aux[i]));
     let a_acc = msm.g1(G1Query::A, &a_scalars)?;
     drop(a_scalars);
+    yielded += timed(yield_point);
 
     // B: inputs present in B, then aux present in B.
     let mut b_scalars: Vec<Scalar> = d.b_input.iter_ones().map(|i| w.inputs[i]).collect();
     b_scalars.extend(d.b_aux.iter_ones().map(|i| w.aux[i]));
     let b_g2_acc = msm.b_g2(&b_scalars)?;
+    yielded += timed(yield_point);
     let b_g1_acc = if bool::from(r.is_zero()) {
         G1Projective::identity()
     } else {
         msm.g1(G1Query::BG1, &b_scalars)?
     };
 
-    let msm = t1.elapsed();
+    let msm = t1.elapsed().saturating_sub(yielded);
 
     let vk = params.vk();
     let g_a = vk.delta_g1 * r + vk.alpha_g1 + a_acc;

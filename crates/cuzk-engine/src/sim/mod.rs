@@ -17,7 +17,7 @@ pub use work::SyntheticWork;
 use cuzk_groth16::blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::{
     CpuBackend, Error, G1Base, G2Base, ParameterSource, Proof, ProveTimings, ProvingAssignment,
-    ProvingBackend,
+    ProvingBackend, YieldPoint,
 };
 
 /// Faults a simulated device injects.
@@ -85,6 +85,15 @@ impl SimBackend {
     }
 }
 
+impl SimPhysical {
+    /// Counts one prover inside; a second one at the same time is a violation.
+    fn enter(&self) {
+        if self.active.fetch_add(1, Ordering::SeqCst) > 0 {
+            self.violations.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
 struct Entry<'a>(&'a SimPhysical);
 
 impl Drop for Entry<'_> {
@@ -110,29 +119,42 @@ impl ProvingBackend for SimBackend {
         self.cpu.msm_g2(b, s)
     }
 
-    fn prove(
+    fn prove_yielding(
         &self,
         params: &dyn ParameterSource,
         assignment: &ProvingAssignment,
         r: Scalar,
         s: Scalar,
+        yield_point: &YieldPoint<'_>,
     ) -> Result<(Proof, ProveTimings), Error> {
         let p = &self.physical;
-        if p.active.fetch_add(1, Ordering::SeqCst) > 0 {
-            p.violations.fetch_add(1, Ordering::SeqCst);
-        }
+        p.enter();
         let _entry = Entry(p);
         let call = p.calls.fetch_add(1, Ordering::SeqCst) + 1;
         let faults = p.faults.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if !faults.delay.is_zero() {
-            std::thread::sleep(faults.delay);
-        }
+        // A slow device spends its delay in equal slices: before the first operation and in
+        // the device before each of the five yield points.
+        let slice = faults.delay / 6;
+        let work = || {
+            if !slice.is_zero() {
+                std::thread::sleep(slice);
+            }
+        };
+        work();
         if faults.always_fail || faults.fail_on_call == Some(call) {
             return Err(Error::Backend {
                 backend: self.name.clone(),
                 message: format!("injected fault on call {call}"),
             });
         }
-        cuzk_groth16::prove_composed(&self.cpu, params, assignment, r, s)
+        // At a yield point this proof is outside the device: whatever runs there enters it
+        // alone, and this proof enters again (checked) before it goes on.
+        let outside = || {
+            work();
+            p.active.fetch_sub(1, Ordering::SeqCst);
+            yield_point();
+            p.enter();
+        };
+        cuzk_groth16::prove_composed(&self.cpu, params, assignment, r, s, &outside)
     }
 }

@@ -132,7 +132,6 @@ impl ProofWork for SyntheticWork {
         let mut rng = rand::thread_rng();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
         let (p, _) = dev
-            .backend()
             .prove(&shape().params, pa, r, s)
             .map_err(|e| e.to_string())?;
         if let Some((label, log)) = &self.log {
