@@ -83,6 +83,8 @@ struct cuzk_resident {
     cuzk_resident(uint32_t d, size_t count) : device(d), n(count) {}
     virtual ~cuzk_resident() {}
     virtual void msm(const void* scalars, size_t n, void* out) = 0;
+    // As msm, with the scalars already in this device's memory (Montgomery form).
+    virtual void msm_device(const void* d_scalars, size_t n, void* out) = 0;
 };
 
 #endif

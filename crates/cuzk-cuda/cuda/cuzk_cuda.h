@@ -74,6 +74,11 @@ cuzk_status_t cuzk_cuda_resident_g2(uint32_t device, const void* bases, size_t n
 // MSM over the first n resident bases (n <= the number uploaded).
 cuzk_status_t cuzk_cuda_resident_msm(cuzk_resident_t* resident, const void* scalars, size_t n,
                                      void* out);
+// H as cuzk_cuda_compute_h, kept on the resident's device, then its MSM over the resident
+// bases (G1 H query): out = sum h[i] * bases[i], a blst_p1. H never leaves the device.
+cuzk_status_t cuzk_cuda_h_msm_resident(cuzk_resident_t* resident, const void* a, const void* b,
+                                       const void* c, size_t len, uint32_t lg_n,
+                                       const void* z_inv, void* out, float* gpu_ms);
 void cuzk_cuda_resident_free(cuzk_resident_t* resident);
 
 #ifdef __cplusplus

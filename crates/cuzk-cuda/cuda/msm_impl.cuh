@@ -28,6 +28,20 @@ struct resident_t : cuzk_resident {
                                 static_cast<const scalar_t*>(scalars), true),
                     "resident MSM");
     }
+    void msm_device(const void* d_scalars, size_t n, void* out) override
+    {
+        point_t* res = static_cast<point_t*>(out);
+        if (n == 0) {
+            res->inf();
+            return;
+        }
+        // A non-owning device pointer: sppark reads the scalars in place instead of copying
+        // them from the host.
+        dev_ptr_t<scalar_t> s{const_cast<scalar_t*>(static_cast<const scalar_t*>(d_scalars)),
+                              n};
+        cuzk::check(msm_.invoke(*res, static_cast<const affine_t*>(nullptr), n, s, true),
+                    "resident MSM over device scalars");
+    }
 };
 
 } // namespace CUZK_GROUP

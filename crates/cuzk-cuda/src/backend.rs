@@ -178,12 +178,8 @@ impl CudaBackend {
                 c.len()
             )));
         }
-        let domain =
-            Domain::for_size(a.len()).map_err(|e| CudaError::BadArgument(e.to_string()))?;
+        let (domain, z_inv) = h_domain(a.len())?;
         let n = domain.size();
-        let gen = Scalar::MULTIPLICATIVE_GENERATOR;
-        let z_inv = Option::<Scalar>::from((gen.pow_vartime([n as u64]) - Scalar::ONE).invert())
-            .ok_or_else(|| CudaError::BadArgument("coset generator is a root of unity".into()))?;
         let _mem = g.alloc("H polynomial", vram::compute_h(n as u64))?;
         let mut h = vec![Scalar::ZERO; n - 1];
         let mut ms = 0f32;
@@ -371,6 +367,16 @@ impl CudaBackend {
     }
 }
 
+/// The domain H is computed over for `len` evaluations, and `1/Z` on its coset.
+fn h_domain(len: usize) -> Result<(Domain, Scalar), CudaError> {
+    let domain = Domain::for_size(len).map_err(|e| CudaError::BadArgument(e.to_string()))?;
+    let gen = Scalar::MULTIPLICATIVE_GENERATOR;
+    let z_inv =
+        Option::<Scalar>::from((gen.pow_vartime([domain.size() as u64]) - Scalar::ONE).invert())
+            .ok_or_else(|| CudaError::BadArgument("coset generator is a root of unity".into()))?;
+    Ok((domain, z_inv))
+}
+
 fn equal_len(bases: usize, scalars: usize) -> Result<(), CudaError> {
     if bases != scalars {
         return Err(CudaError::BadArgument(format!(
@@ -391,6 +397,19 @@ impl QueryMsm for ResidentMsm<'_> {
     }
     fn b_g2(&self, scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
         Ok(self.res.b_g2(&self.device.lock(), scalars)?)
+    }
+    fn h_from_abc(
+        &self,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Option<cuzk_groth16::Result<G1Projective>> {
+        let run = || -> Result<G1Projective, CudaError> {
+            let (domain, z_inv) = h_domain(a.len())?;
+            let g = self.device.lock();
+            Ok(self.res.h_msm(&g, [a, b, c], domain.log_size(), &z_inv)?.0)
+        };
+        Some(run().map_err(Into::into))
     }
 }
 

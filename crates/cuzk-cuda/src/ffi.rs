@@ -95,6 +95,18 @@ extern "C" {
         out: *mut c_void,
     ) -> Status;
     pub(crate) fn cuzk_cuda_resident_free(resident: *mut Resident);
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_cuda_h_msm_resident(
+        resident: *mut Resident,
+        a: *const c_void,
+        b: *const c_void,
+        c: *const c_void,
+        len: usize,
+        lg_n: u32,
+        z_inv: *const c_void,
+        out: *mut c_void,
+        gpu_ms: *mut f32,
+    ) -> Status;
 }
 
 const BAD_DEVICE: i32 = 1;

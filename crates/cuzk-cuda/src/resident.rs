@@ -160,6 +160,10 @@ impl ResidentSrs {
             G1Query::A => &self.a,
             G1Query::BG1 => &self.b_g1,
         };
+        let _call = guard.alloc(
+            "G1 MSM scalars",
+            vram::msm_call(scalars.len() as u64, vram::G1, false),
+        )?;
         let mut out = <blstrs::G1Projective as group::Group>::identity();
         bases.msm(guard, scalars, AsMut::<blst::blst_p1>::as_mut(&mut out))?;
         Ok(out)
@@ -170,10 +174,59 @@ impl ResidentSrs {
         guard: &DeviceGuard<'_>,
         scalars: &[blstrs::Scalar],
     ) -> Result<blstrs::G2Projective, CudaError> {
+        let _call = guard.alloc(
+            "G2 MSM scalars",
+            vram::msm_call(scalars.len() as u64, vram::G2, false),
+        )?;
         let mut out = <blstrs::G2Projective as group::Group>::identity();
         self.b_g2
             .msm(guard, scalars, AsMut::<blst::blst_p2>::as_mut(&mut out))?;
         Ok(out)
+    }
+
+    /// H from a, b, c over the domain of `2^lg_n` and its MSM over the resident H bases, with
+    /// H kept on the device in between; also the H kernel time.
+    pub(crate) fn h_msm(
+        &self,
+        guard: &DeviceGuard<'_>,
+        abc: [&[blstrs::Scalar]; 3],
+        lg_n: u32,
+        z_inv: &blstrs::Scalar,
+    ) -> Result<(blstrs::G1Projective, f32), CudaError> {
+        let [a, b, c] = abc;
+        if a.len() != b.len() || a.len() != c.len() || a.len() > 1usize << lg_n {
+            return Err(CudaError::BadArgument(format!(
+                "a, b, c have {}, {}, {} entries for a domain of 2^{lg_n}",
+                a.len(),
+                b.len(),
+                c.len()
+            )));
+        }
+        let n = 1u64 << lg_n;
+        let _mem = guard.alloc(
+            "H polynomial and its MSM",
+            vram::compute_h(n) + vram::msm_call(n, vram::G1, false),
+        )?;
+        let mut out = <blstrs::G1Projective as group::Group>::identity();
+        let mut ms = 0f32;
+        // SAFETY: the resident object is live (owned by self.h) and used under the device's
+        // guard; a, b, c are live slices of a.len() Montgomery-form Fr each; z_inv is one Fr;
+        // out is a blst_p1 (G1Projective is transparent over it), the G1 H query's group.
+        let status = unsafe {
+            ffi::cuzk_cuda_h_msm_resident(
+                self.h.ptr.as_ptr(),
+                a.as_ptr().cast(),
+                b.as_ptr().cast(),
+                c.as_ptr().cast(),
+                a.len(),
+                lg_n,
+                (z_inv as *const blstrs::Scalar).cast(),
+                (AsMut::<blst::blst_p1>::as_mut(&mut out) as *mut blst::blst_p1).cast(),
+                &mut ms,
+            )
+        };
+        ffi::check(status, "H and its MSM")?;
+        Ok((out, ms))
     }
 }
 

@@ -146,6 +146,16 @@ pub trait QueryMsm {
     fn g1(&self, query: G1Query, scalars: &[Scalar]) -> Result<G1Projective>;
     /// `sum scalars[i] * b_g2[i]`.
     fn b_g2(&self, scalars: &[Scalar]) -> Result<G2Projective>;
+    /// H's MSM computed straight from a, b and c, for a backend that computes H where its
+    /// H bases are; `None` (the default): the prover computes H, then calls [`Self::g1`].
+    fn h_from_abc(
+        &self,
+        _a: &[Scalar],
+        _b: &[Scalar],
+        _c: &[Scalar],
+    ) -> Option<Result<G1Projective>> {
+        None
+    }
 }
 
 /// The MSMs of a backend over a parameter source's points.
@@ -240,13 +250,18 @@ pub fn prove_with(
     let w = &pa.witness;
     let d = &pa.density;
 
+    // `ntt` is H alone, or H with its MSM where the backend fuses them.
     let t0 = Instant::now();
-    let h = compute_h(&pa.a, &pa.b, &pa.c)?;
-    let ntt = t0.elapsed();
-    yield_point();
-    let t1 = Instant::now();
-    let h_acc = msm.g1(G1Query::H, &h)?;
-    drop(h);
+    let (h_acc, ntt, t1) = match msm.h_from_abc(&pa.a, &pa.b, &pa.c) {
+        Some(h_acc) => (h_acc?, t0.elapsed(), Instant::now()),
+        None => {
+            let h = compute_h(&pa.a, &pa.b, &pa.c)?;
+            let ntt = t0.elapsed();
+            yield_point();
+            let t1 = Instant::now();
+            (msm.g1(G1Query::H, &h)?, ntt, t1)
+        }
+    };
     let mut yielded = timed(yield_point);
     let l_acc = msm.g1(G1Query::L, &w.aux)?;
     yielded += timed(yield_point);

@@ -14,6 +14,7 @@ use cuzk_groth16::ProvingBackend;
 
 use crate::backends::{self, BackendArgs};
 use crate::stats::median;
+use cuzk_engine::JobTimings;
 
 /// Arguments of `cuzk bench engine`.
 #[derive(Debug, clap::Args)]
@@ -60,11 +61,30 @@ fn engine(
 }
 
 fn done(engine: &Engine, id: &str) -> anyhow::Result<Duration> {
+    Ok(done_timed(engine, id)?.total)
+}
+
+fn done_timed(engine: &Engine, id: &str) -> anyhow::Result<JobTimings> {
     let v = engine.await_job(id, None)?;
     match v.status {
-        JobStatus::Completed(_) => Ok(v.timings.total),
+        JobStatus::Completed(_) => Ok(v.timings),
         s => bail!("{id}: {s:?}"),
     }
+}
+
+/// A markdown row of per-stage medians.
+fn stage_row(label: &str, runs: &[JobTimings]) -> String {
+    let m = |f: fn(&JobTimings) -> Duration| {
+        median(&runs.iter().map(f).collect::<Vec<_>>()).as_secs_f64()
+    };
+    format!(
+        "| {label} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+        m(|t| t.total),
+        m(|t| t.queue_wait),
+        m(|t| t.synthesis),
+        m(|t| t.device),
+        m(|t| t.verify)
+    )
 }
 
 /// Runs the benchmark and prints markdown tables.
@@ -138,9 +158,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     for r in 0..args.winning_runs {
         let id = format!("w-idle-{r}");
         e.submit(&id, work(ProofKind::WinningPoSt)?, None)?;
-        idle.push(done(&e, &id)?);
+        idle.push(done_timed(&e, &id)?);
     }
-    for j in 0..args.porep_jobs.max(2) {
+    let load = args.porep_jobs.max(2);
+    for j in 0..load {
         e.submit(
             &format!("load{j}"),
             work(ProofKind::PoRep)?,
@@ -152,15 +173,30 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     for r in 0..args.winning_runs {
         let id = format!("w-load-{r}");
         e.submit(&id, work(ProofKind::WinningPoSt)?, None)?;
-        loaded.push(done(&e, &id)?);
+        loaded.push(done_timed(&e, &id)?);
     }
-    let (i, l) = (median(&idle), median(&loaded));
+    // The load must outlast the measurement, or "loaded" was partly idle.
+    let unfinished = (0..load)
+        .filter(|j| {
+            e.await_job(&format!("load{j}"), Some(Duration::ZERO))
+                .is_ok_and(|v| !v.status.is_terminal())
+        })
+        .count();
+    let total = |v: &[JobTimings]| median(&v.iter().map(|t| t.total).collect::<Vec<_>>());
+    let (i, l) = (total(&idle), total(&loaded));
     println!();
-    println!("| WinningPoSt latency | median (s) |");
-    println!("|---|---|");
-    println!("| idle | {:.2} |", i.as_secs_f64());
-    println!("| under PoRep load | {:.2} |", l.as_secs_f64());
-    println!("| ratio | {:.2}x |", l.as_secs_f64() / i.as_secs_f64());
+    println!(
+        "| WinningPoSt latency, median (s) | total | queue wait | synthesis | device | verify |"
+    );
+    println!("|---|---|---|---|---|---|");
+    println!("{}", stage_row("idle", &idle));
+    println!("{}", stage_row("under PoRep load", &loaded));
+    println!();
+    println!(
+        "ratio loaded/idle: {:.2}x ({} runs each; {unfinished} of {load} PoRep jobs still unfinished after the last loaded run)",
+        l.as_secs_f64() / i.as_secs_f64(),
+        args.winning_runs
+    );
     e.shutdown(Duration::ZERO, true);
     Ok(())
 }
