@@ -178,8 +178,8 @@ impl CudaBackend {
                 c.len()
             )));
         }
-        let (domain, z_inv) = h_domain(a.len())?;
-        let n = domain.size();
+        let (lg_n, z_inv) = h_domain(a.len())?;
+        let n = 1usize << lg_n;
         let _mem = g.alloc("H polynomial", vram::compute_h(n as u64))?;
         let mut h = vec![Scalar::ZERO; n - 1];
         let mut ms = 0f32;
@@ -192,7 +192,7 @@ impl CudaBackend {
                 b.as_ptr().cast(),
                 c.as_ptr().cast(),
                 a.len(),
-                domain.log_size(),
+                lg_n,
                 (&z_inv as *const Scalar).cast(),
                 h.as_mut_ptr().cast(),
                 &mut ms,
@@ -338,7 +338,7 @@ impl CudaBackend {
         s: Scalar,
         yield_point: &YieldPoint<'_>,
     ) -> Result<(Proof, ProveTimings, MsmPlacement), cuzk_groth16::Error> {
-        let n = Domain::for_size(pa.a.len())?.size() as u64;
+        let n = 1u64 << Domain::log_size_for(pa.a.len())?;
         // One proof's working memory beside resident bases: H, or the largest MSM call.
         let working = vram::compute_h(n).max(vram::msm_call(n, vram::G1, false));
         let resident = self.resident_for(&self.device.lock(), params, working)?;
@@ -367,14 +367,13 @@ impl CudaBackend {
     }
 }
 
-/// The domain H is computed over for `len` evaluations, and `1/Z` on its coset.
-fn h_domain(len: usize) -> Result<(Domain, Scalar), CudaError> {
-    let domain = Domain::for_size(len).map_err(|e| CudaError::BadArgument(e.to_string()))?;
+/// `log2` of the domain H is computed over for `len` evaluations, and `1/Z` on its coset.
+fn h_domain(len: usize) -> Result<(u32, Scalar), CudaError> {
+    let lg_n = Domain::log_size_for(len).map_err(|e| CudaError::BadArgument(e.to_string()))?;
     let gen = Scalar::MULTIPLICATIVE_GENERATOR;
-    let z_inv =
-        Option::<Scalar>::from((gen.pow_vartime([domain.size() as u64]) - Scalar::ONE).invert())
-            .ok_or_else(|| CudaError::BadArgument("coset generator is a root of unity".into()))?;
-    Ok((domain, z_inv))
+    let z_inv = Option::<Scalar>::from((gen.pow_vartime([1u64 << lg_n]) - Scalar::ONE).invert())
+        .ok_or_else(|| CudaError::BadArgument("coset generator is a root of unity".into()))?;
+    Ok((lg_n, z_inv))
 }
 
 fn equal_len(bases: usize, scalars: usize) -> Result<(), CudaError> {
@@ -405,9 +404,9 @@ impl QueryMsm for ResidentMsm<'_> {
         c: &[Scalar],
     ) -> Option<cuzk_groth16::Result<G1Projective>> {
         let run = || -> Result<G1Projective, CudaError> {
-            let (domain, z_inv) = h_domain(a.len())?;
+            let (lg_n, z_inv) = h_domain(a.len())?;
             let g = self.device.lock();
-            Ok(self.res.h_msm(&g, [a, b, c], domain.log_size(), &z_inv)?.0)
+            Ok(self.res.h_msm(&g, [a, b, c], lg_n, &z_inv)?.0)
         };
         Some(run().map_err(Into::into))
     }

@@ -113,7 +113,7 @@ impl ProvingBackend for CpuBackend {
                 c.len()
             )));
         }
-        let d = self.domain(Domain::for_size(a.len())?.log_size())?;
+        let d = self.domain(Domain::log_size_for(a.len())?)?;
         let n = d.size();
         let log_n = d.log_size();
         let g = Scalar::MULTIPLICATIVE_GENERATOR;

@@ -78,18 +78,29 @@ pub(crate) fn bit_reverse(i: usize, bits: u32) -> usize {
 impl Domain {
     /// The smallest domain holding `min_size` points.
     pub fn for_size(min_size: usize) -> Result<Self> {
-        let log_n = min_size.max(1).next_power_of_two().trailing_zeros();
-        Self::new(log_n)
+        Self::new(Self::log_size_for(min_size)?)
     }
 
-    /// The domain of size `2^log_n`; an error past the field's two-adicity.
-    pub fn new(log_n: u32) -> Result<Self> {
+    /// `log2` of the size [`Domain::for_size`] would pick, without building its tables.
+    pub fn log_size_for(min_size: usize) -> Result<u32> {
+        let log_n = min_size.max(1).next_power_of_two().trailing_zeros();
+        Self::check_log_size(log_n)?;
+        Ok(log_n)
+    }
+
+    fn check_log_size(log_n: u32) -> Result<()> {
         if log_n > Scalar::S || log_n >= usize::BITS - 1 {
             return Err(Error::TooLarge(format!(
                 "an evaluation domain of 2^{log_n} points; the scalar field supports 2^{}",
                 Scalar::S
             )));
         }
+        Ok(())
+    }
+
+    /// The domain of size `2^log_n`; an error past the field's two-adicity.
+    pub fn new(log_n: u32) -> Result<Self> {
+        Self::check_log_size(log_n)?;
         let mut omega = Scalar::ROOT_OF_UNITY;
         for _ in log_n..Scalar::S {
             omega = omega.square();

@@ -85,7 +85,7 @@ pub fn prove_random<B: ProvingBackend + ?Sized, R: RngCore>(
 pub fn check_params(params: &dyn ParameterSource, pa: &ProvingAssignment) -> Result<()> {
     let w = &pa.witness;
     let d = &pa.density;
-    let n = Domain::for_size(pa.a.len())?.size();
+    let n = 1usize << Domain::log_size_for(pa.a.len())?;
     let checks = [
         ("vk.ic", params.vk().ic.len(), w.inputs.len()),
         ("h", params.h().len(), n - 1),

@@ -26,6 +26,10 @@ pub struct Args {
     /// Timed runs per side (after one untimed warm-up run each).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Time ours only, back to back (to compare with a peer timed in its own process, such
+    /// as tools/peer-supraseal), instead of alternating with filecoin-proofs' CPU prover.
+    #[arg(long)]
+    ours_only: bool,
     #[command(flatten)]
     backend: BackendArgs,
 }
@@ -76,6 +80,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             ours.push(d);
         }
 
+        if args.ours_only {
+            continue;
+        }
         let c1 = decode_c1_for_filecoin_proofs::<SectorShapeBase>(&c1_bytes)?;
         let t = Instant::now();
         let proof = filecoin_proofs::seal_commit_phase2(&config, c1, prover, sector)?.proof;
@@ -94,6 +101,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
     }
     let peak_vram = watch.map(VramWatch::finish);
+    if args.ours_only {
+        let o = median(&ours);
+        println!("| proof | ours ({name}, PCE) |");
+        println!("|---|---|");
+        println!("| 2KiB PoRep C2 | {} s |", secs(o));
+        println!(
+            "\nMedian of {} timed runs back to back after one warm-up; parameters resident; every proof verified; {} threads.",
+            args.runs,
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        );
+        print_peak(peak_vram);
+        return Ok(());
+    }
     let (o, t): (Duration, Duration) = (median(&ours), median(&theirs));
     println!(
         "| proof | ours ({name}, PCE) | filecoin-proofs seal_commit_phase2 (CPU) | speed-up |"
@@ -110,11 +130,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         args.runs,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+    print_peak(peak_vram);
+    Ok(())
+}
+
+fn print_peak(peak_vram: Option<u64>) {
     if let Some(b) = peak_vram {
         println!(
             "Peak device memory in use during our runs (partitions proved one at a time, parameters resident): {:.2} GiB, sampled every millisecond.",
             b as f64 / (1u64 << 30) as f64
         );
     }
-    Ok(())
 }
