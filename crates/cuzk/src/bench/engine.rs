@@ -55,6 +55,7 @@ fn engine(
             retention: Duration::from_secs(3600),
             host_budget: 12 << 30,
             pipeline,
+            ..EngineConfig::default()
         },
         vec![device],
     )?)
