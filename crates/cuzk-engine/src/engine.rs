@@ -21,7 +21,6 @@ use crate::error::EngineError;
 use crate::job::{Job, JobStatus, JobView, Priority};
 use crate::memory::{MemoryBudget, Reservation};
 use crate::metrics::{KindMetrics, Metrics};
-use crate::niceness;
 use crate::queue::WorkQueue;
 use crate::work::{ProofWork, Synthesized};
 
@@ -44,10 +43,6 @@ pub struct EngineConfig {
     /// Overlap synthesis with proving. Off, a partition is synthesized only when no other
     /// partition is waiting for or on a device (for comparison in benchmarks).
     pub pipeline: bool,
-    /// Nice value (0-19) of the threads doing ordinary (non-CRITICAL) synthesis and of their
-    /// thread pool, so CRITICAL synthesis and the device workers get the cores first under
-    /// load; 0 leaves them at the process's priority.
-    pub background_nice: u8,
 }
 
 impl Default for EngineConfig {
@@ -60,7 +55,6 @@ impl Default for EngineConfig {
             retention: Duration::from_secs(600),
             host_budget: crate::memory::auto_host_budget(2 << 30),
             pipeline: true,
-            background_nice: 10,
         }
     }
 }
@@ -173,44 +167,31 @@ impl Engine {
             started: Instant::now(),
             in_flight: AtomicUsize::new(0),
         });
-        if inner.cfg.background_nice > 19 {
-            return Err(EngineError::Invalid(format!(
-                "background nice {} is not in 0..=19",
-                inner.cfg.background_nice
-            )));
-        }
         let mut threads = Vec::new();
-        // Each synthesis thread runs its partitions' parallel parts (witness units, PCE
-        // products) in a thread pool of its own. One pool per thread: a pool worker blocked
-        // in a lazy initializer can steal only from its own partition, never pick up another
-        // partition that waits on the same initializer (a deadlock with a shared pool). The
-        // urgent lane's pools run at normal priority, the others at `background_nice`, so
-        // CRITICAL work never queues behind, nor shares cores equally with, ordinary work.
-        let lanes = (0..inner.cfg.synthesis_threads)
-            .map(|i| {
-                (
-                    format!("cuzk-synth-{i}"),
-                    Priority::Low,
-                    inner.cfg.background_nice,
-                )
-            })
-            .chain(
-                (0..inner.cfg.urgent_synthesis_threads)
-                    .map(|i| (format!("cuzk-synth-urgent-{i}"), Priority::Critical, 0)),
-            );
-        for (name, min, nice) in lanes {
+        for i in 0..inner.cfg.synthesis_threads {
             let inner = inner.clone();
-            let pool_name = name.clone();
-            threads.push(spawn(name, move || {
-                let _ = niceness::lower_current_thread(nice);
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .thread_name(move |i| format!("{pool_name}-{i}"))
-                    .start_handler(move |_| {
-                        let _ = niceness::lower_current_thread(nice);
-                    })
+            threads.push(spawn(format!("cuzk-synth-{i}"), move || {
+                synthesis_loop(&inner, Priority::Low, None)
+            }));
+        }
+        // The urgent lane's parallel parts (witness units, PCE products) run in a pool of
+        // their own: in the shared pool they would queue behind every ordinary synthesis.
+        let urgent_pool = if inner.cfg.urgent_synthesis_threads > 0 {
+            let n = std::thread::available_parallelism().map_or(4, |n| n.get());
+            Some(Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("cuzk-urgent-pool-{i}"))
                     .build()
-                    .ok();
-                synthesis_loop(&inner, min, pool.as_ref())
+                    .map_err(|e| EngineError::Invalid(format!("urgent thread pool: {e}")))?,
+            ))
+        } else {
+            None
+        };
+        for i in 0..inner.cfg.urgent_synthesis_threads {
+            let (inner, pool) = (inner.clone(), urgent_pool.clone());
+            threads.push(spawn(format!("cuzk-synth-urgent-{i}"), move || {
+                synthesis_loop(&inner, Priority::Critical, pool.as_deref())
             }));
         }
         for d in &inner.devices {
@@ -459,8 +440,8 @@ impl Drop for InFlight {
     }
 }
 
-/// Synthesizes partitions of priority `min` or above until the engine closes, their parallel
-/// parts in `pool` when given (the global pool otherwise).
+/// Synthesizes partitions of priority `min` or above until the engine closes, in `pool` when
+/// given (the global pool otherwise).
 fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::ThreadPool>) {
     loop {
         if !inner.cfg.pipeline {

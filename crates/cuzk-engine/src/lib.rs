@@ -8,9 +8,7 @@
 //!   retention time), with per-job timings. A job is never lost: it completes, fails with a
 //!   reason, or is cancelled.
 //! - **Scheduling**: priority queues for synthesis and for devices, so higher-priority work
-//!   overtakes at partition boundaries, and on a device at the yield points between a proof's
-//!   operations ([`DeviceGuard::prove`]); a synthesis lane and thread pool for CRITICAL work,
-//!   with ordinary synthesis at a lower CPU priority; a bounded queue.
+//!   overtakes at partition boundaries; a bounded queue.
 //! - **Devices** ([`Device`]): each owns its lock and VRAM budget; memory is allocated only
 //!   through the lock's guard. [`sim`] has simulated devices that check those invariants
 //!   and inject faults.
@@ -27,7 +25,6 @@ mod error;
 mod job;
 mod memory;
 mod metrics;
-mod niceness;
 mod queue;
 pub mod sim;
 mod work;

@@ -22,7 +22,6 @@ fn cfg(workers: usize) -> EngineConfig {
         retention: Duration::from_secs(60),
         host_budget: 64 << 20,
         pipeline: true,
-        background_nice: 10,
     }
 }
 

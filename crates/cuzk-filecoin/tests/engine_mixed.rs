@@ -46,7 +46,6 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
         retention: Duration::from_secs(60),
         host_budget: 4 << 30,
         pipeline: true,
-        background_nice: 10,
     };
     let engine = Engine::start(cfg, devices).unwrap();
     let mut ids = Vec::new();

@@ -79,9 +79,6 @@ pub struct EngineSection {
     pub host_memory: String,
     /// Overlap synthesis with proving.
     pub pipeline: bool,
-    /// Nice value (0-19) of ordinary (non-CRITICAL) synthesis threads, so CRITICAL work and
-    /// the device workers get the CPU first under load; 0 keeps the daemon's priority.
-    pub background_nice: u8,
 }
 
 impl Default for EngineSection {
@@ -94,7 +91,6 @@ impl Default for EngineSection {
             retention_secs: 600,
             host_memory: "auto".into(),
             pipeline: true,
-            background_nice: 10,
         }
     }
 }
@@ -266,9 +262,6 @@ impl Config {
         if self.engine.workers_per_device == 0 {
             return Err(value("engine.workers_per_device", "must be at least 1"));
         }
-        if self.engine.background_nice > 19 {
-            return Err(value("engine.background_nice", "must be 0 to 19"));
-        }
         self.host_memory()?;
         match self.devices.backend.as_str() {
             "cpu" | "cuda" => {}
@@ -395,10 +388,6 @@ mod tests {
             .unwrap_err()
             .contains("devices.cuda"));
         assert!(parse("[engine]\nhost_memory = \"lots\"").is_err());
-        assert!(parse("[engine]\nbackground_nice = 20")
-            .unwrap_err()
-            .contains("background_nice"));
-        assert!(parse("[engine]\nbackground_nice = -1").is_err());
         assert!(parse("[log]\nformat = \"xml\"").is_err());
         assert!(parse("[http]\nlisten = \"0.0.0.0:9821\"")
             .unwrap_err()

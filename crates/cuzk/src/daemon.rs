@@ -151,7 +151,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .host_memory()
                 .map_err(|e| CliError::input(e.to_string()))?,
             pipeline: cfg.engine.pipeline,
-            background_nice: cfg.engine.background_nice,
         },
         devices(&cfg)?,
     )

@@ -55,7 +55,6 @@ fn engine(
             retention: Duration::from_secs(3600),
             host_budget: 12 << 30,
             pipeline,
-            ..EngineConfig::default()
         },
         vec![device],
     )?)
