@@ -174,24 +174,19 @@ impl Engine {
                 synthesis_loop(&inner, Priority::Low, None)
             }));
         }
-        // The urgent lane's parallel parts (witness units, PCE products) run in a pool of
-        // their own: in the shared pool they would queue behind every ordinary synthesis.
-        let urgent_pool = if inner.cfg.urgent_synthesis_threads > 0 {
-            let n = std::thread::available_parallelism().map_or(4, |n| n.get());
-            Some(Arc::new(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .thread_name(|i| format!("cuzk-urgent-pool-{i}"))
-                    .build()
-                    .map_err(|e| EngineError::Invalid(format!("urgent thread pool: {e}")))?,
-            ))
-        } else {
-            None
-        };
+        // Each urgent lane runs its partitions' parallel parts (witness units, PCE products)
+        // in a thread pool of its own: in the shared pool they would queue behind every
+        // ordinary synthesis. One pool per lane, so a pool worker blocked in a lazy
+        // initializer can only steal from its own partition, never pick up another partition
+        // that waits on the same initializer.
         for i in 0..inner.cfg.urgent_synthesis_threads {
-            let (inner, pool) = (inner.clone(), urgent_pool.clone());
+            let inner = inner.clone();
             threads.push(spawn(format!("cuzk-synth-urgent-{i}"), move || {
-                synthesis_loop(&inner, Priority::Critical, pool.as_deref())
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .thread_name(move |j| format!("cuzk-urgent-{i}-{j}"))
+                    .build()
+                    .ok();
+                synthesis_loop(&inner, Priority::Critical, pool.as_ref())
             }));
         }
         for d in &inner.devices {
