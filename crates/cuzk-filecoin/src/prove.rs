@@ -25,14 +25,36 @@ pub struct StageTimings {
     pub witness: Duration,
     /// PCE sparse products.
     pub pce_eval: Duration,
-    /// H by NTT.
+    /// H by NTT (on a backend that keeps H on the device, also H's MSM).
     pub ntt: Duration,
-    /// The MSMs.
+    /// The MSMs (but H's where the backend fuses it with H).
     pub msm: Duration,
     /// filecoin-proofs' verification of the assembled proof.
     pub verify: Duration,
     /// Everything.
     pub total: Duration,
+}
+
+impl std::fmt::Display for StageTimings {
+    /// One line: every stage in seconds.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let stages = [
+            ("params load", self.params_load),
+            ("PCE load", self.pce_load),
+            ("circuit build", self.circuit_build),
+            ("witness", self.witness),
+            ("PCE eval", self.pce_eval),
+            ("NTT", self.ntt),
+            ("MSM", self.msm),
+            ("verify", self.verify),
+            ("total", self.total),
+        ];
+        for (i, (name, d)) in stages.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{name} {:.3}s", d.as_secs_f64())?;
+        }
+        Ok(())
+    }
 }
 
 /// A verified proof.

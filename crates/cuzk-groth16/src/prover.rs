@@ -41,9 +41,10 @@ pub fn synthesize<C: Circuit<Scalar> + Send>(
 /// Where a proof's time went on the backend.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProveTimings {
-    /// Computing H (the NTTs and the pointwise step).
+    /// Computing H (the NTTs and the pointwise step; where the backend computes H where its
+    /// bases are, H's MSM too).
     pub ntt: Duration,
-    /// The five multi-scalar multiplications.
+    /// The multi-scalar multiplications (the other four where H's is fused with H).
     pub msm: Duration,
 }
 

@@ -151,18 +151,7 @@ fn prove_request(
 }
 
 fn print_timings(kind: ProofKind, t: &StageTimings) {
-    println!(
-        "{kind}: params load {:.2}s, PCE load {:.2}s, circuit build {:.2}s, witness {:.2}s, PCE eval {:.2}s, NTT {:.2}s, MSM {:.2}s, verify {:.2}s, total {:.2}s",
-        t.params_load.as_secs_f64(),
-        t.pce_load.as_secs_f64(),
-        t.circuit_build.as_secs_f64(),
-        t.witness.as_secs_f64(),
-        t.pce_eval.as_secs_f64(),
-        t.ntt.as_secs_f64(),
-        t.msm.as_secs_f64(),
-        t.verify.as_secs_f64(),
-        t.total.as_secs_f64()
-    );
+    println!("{kind}: {t}");
 }
 
 /// Arguments of `cuzk fixtures`.
