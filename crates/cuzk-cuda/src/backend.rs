@@ -457,6 +457,10 @@ impl ProvingBackend for CudaBackend {
         Ok(self.compute_h_timed(a, b, c)?.0)
     }
 
+    fn resident_sources(&self) -> Option<Vec<u64>> {
+        Some(self.resident().iter().map(|r| r.source_id).collect())
+    }
+
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> cuzk_groth16::Result<()> {
         self.ntt_timed(values, inverse)?;
         Ok(())

@@ -121,6 +121,12 @@ impl Device {
         Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
     }
 
+    /// Parameters resident in this device's memory (see
+    /// [`ProvingBackend::resident_sources`]); reading them takes no lock.
+    pub fn resident_sources(&self) -> Option<Vec<u64>> {
+        self.backend.resident_sources()
+    }
+
     /// The VRAM budget.
     pub fn vram(&self) -> &Arc<MemoryBudget> {
         &self.vram

@@ -81,6 +81,10 @@ pub struct DeviceStatus {
     pub current_job: Option<(String, String)>,
     /// Device memory reserved now.
     pub memory_used: u64,
+    /// Parameters resident in the device's memory, by
+    /// [`source_id`](cuzk_groth16::ParameterSource::source_id); `None` for a device that
+    /// proves from host memory (the CPU).
+    pub resident_sources: Option<Vec<u64>>,
 }
 
 /// A snapshot of the engine.
@@ -339,6 +343,7 @@ impl Engine {
                     busy: d.busy(),
                     current_job: d.current_job(),
                     memory_used: d.vram().used(),
+                    resident_sources: d.resident_sources(),
                 })
                 .collect(),
             queues,

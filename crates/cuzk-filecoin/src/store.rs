@@ -70,6 +70,9 @@ pub struct SrsEntry {
     pub bytes: u64,
     /// Jobs holding them now.
     pub refs: usize,
+    /// The loaded copy's [`ParameterSource::source_id`](cuzk_groth16::ParameterSource::source_id),
+    /// which device backends key their resident copies by.
+    pub source_id: Option<u64>,
 }
 
 struct Entry<T> {
@@ -267,6 +270,7 @@ impl CircuitStore {
                 tier: Tier::Hot,
                 bytes: e.bytes,
                 refs: Arc::strong_count(&e.value) - 1,
+                source_id: cuzk_groth16::ParameterSource::source_id(e.value.as_ref()),
             })
             .collect();
         v.sort_by(|a, b| a.srs_id.cmp(&b.srs_id));

@@ -40,6 +40,13 @@ pub trait ProvingBackend: Send + Sync {
     /// `sum scalars[i] * bases[i]` in G2; the slices have equal length.
     fn msm_g2(&self, bases: &[G2Base], scalars: &[Scalar]) -> Result<G2Projective>;
 
+    /// The [`ParameterSource::source_id`]s whose points this backend keeps in device memory
+    /// now, for status pages; `None` for a backend that proves straight from host memory
+    /// (the CPU), where parameters loaded in memory are already as close as they get.
+    fn resident_sources(&self) -> Option<Vec<u64>> {
+        None
+    }
+
     /// A whole proof of one assignment with the given randomness, and where its time went.
     fn prove(
         &self,

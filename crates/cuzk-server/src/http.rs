@@ -9,7 +9,9 @@ use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use axum::Router;
 use cuzk_engine::{Engine, JobStatus};
-use cuzk_filecoin::{CircuitStore, Tier};
+use cuzk_filecoin::CircuitStore;
+
+use crate::placement::{placement, tier_name};
 use serde_json::{json, Value};
 
 #[derive(Clone)]
@@ -47,9 +49,11 @@ pub fn status_json(engine: &Engine, store: &CircuitStore) -> Value {
         .srs_status()
         .into_iter()
         .map(|e| {
+            let at = placement(&e, &s.devices);
             json!({
                 "circuit_id": e.srs_id,
-                "tier": match e.tier { Tier::Hot => "hot", Tier::Cold => "cold" },
+                "tier": tier_name(at.tier),
+                "devices": at.devices,
                 "bytes": e.bytes,
                 "refs": e.refs,
             })

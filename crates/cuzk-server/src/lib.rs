@@ -22,6 +22,7 @@ pub mod config;
 pub mod convert;
 pub mod errors;
 pub mod http;
+pub mod placement;
 pub mod prometheus;
 mod service;
 

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cuzk_engine::Engine;
-use cuzk_filecoin::{plan, CircuitStore, FilecoinWork, Tier};
+use cuzk_filecoin::{plan, CircuitStore, FilecoinWork};
+
+use crate::placement::placement;
 use tonic::{Request, Response, Status};
 
 use crate::convert;
@@ -185,11 +187,8 @@ impl ProvingEngine for ProvingService {
             .srs_status()
             .into_iter()
             .map(|e| proto::SrsStatus {
+                tier: placement(&e, &s.devices).tier as i32,
                 circuit_id: e.srs_id,
-                tier: match e.tier {
-                    Tier::Hot => proto::srs_status::Tier::Hot,
-                    Tier::Cold => proto::srs_status::Tier::Cold,
-                } as i32,
                 size_bytes: e.bytes,
                 ref_count: e.refs.min(u32::MAX as usize) as u32,
             })
