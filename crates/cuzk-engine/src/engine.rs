@@ -21,6 +21,7 @@ use crate::error::EngineError;
 use crate::job::{Job, JobStatus, JobView, Priority};
 use crate::memory::{MemoryBudget, Reservation};
 use crate::metrics::{KindMetrics, Metrics};
+use crate::pause::CpuPause;
 use crate::queue::WorkQueue;
 use crate::work::{ProofWork, Synthesized};
 
@@ -43,6 +44,9 @@ pub struct EngineConfig {
     /// Overlap synthesis with proving. Off, a partition is synthesized only when no other
     /// partition is waiting for or on a device (for comparison in benchmarks).
     pub pipeline: bool,
+    /// While a CRITICAL partition synthesizes, ordinary synthesis pauses at its next task
+    /// boundary (for at most a second), so the urgent lane has the CPU cores to itself.
+    pub pause_for_urgent: bool,
 }
 
 impl Default for EngineConfig {
@@ -55,6 +59,7 @@ impl Default for EngineConfig {
             retention: Duration::from_secs(600),
             host_budget: crate::memory::auto_host_budget(2 << 30),
             pipeline: true,
+            pause_for_urgent: true,
         }
     }
 }
@@ -129,6 +134,8 @@ struct Inner {
     started: Instant,
     /// Partitions synthesized and not yet done on a device.
     in_flight: AtomicUsize,
+    /// Pauses ordinary synthesis while urgent synthesis runs.
+    pause: Arc<CpuPause>,
 }
 
 /// The proving engine.
@@ -170,6 +177,7 @@ impl Engine {
             accepting: AtomicBool::new(true),
             started: Instant::now(),
             in_flight: AtomicUsize::new(0),
+            pause: CpuPause::new(Duration::from_secs(1)),
         });
         let mut threads = Vec::new();
         for i in 0..inner.cfg.synthesis_threads {
@@ -475,7 +483,10 @@ fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::Thread
         };
         let t = Instant::now();
         let res = match pool {
-            Some(pool) => pool.install(|| job.work.synthesize(k)),
+            Some(pool) => {
+                let _hold = inner.cfg.pause_for_urgent.then(|| inner.pause.hold());
+                pool.install(|| job.work.synthesize(k))
+            }
             None => job.work.synthesize(k),
         };
         let took = t.elapsed();

@@ -25,6 +25,7 @@ mod error;
 mod job;
 mod memory;
 mod metrics;
+mod pause;
 mod queue;
 pub mod sim;
 mod work;

@@ -22,6 +22,7 @@ fn cfg(workers: usize) -> EngineConfig {
         retention: Duration::from_secs(60),
         host_budget: 64 << 20,
         pipeline: true,
+        pause_for_urgent: true,
     }
 }
 

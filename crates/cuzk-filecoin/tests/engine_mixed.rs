@@ -46,6 +46,7 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
         retention: Duration::from_secs(60),
         host_budget: 4 << 30,
         pipeline: true,
+        pause_for_urgent: true,
     };
     let engine = Engine::start(cfg, devices).unwrap();
     let mut ids = Vec::new();

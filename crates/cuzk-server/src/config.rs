@@ -79,6 +79,8 @@ pub struct EngineSection {
     pub host_memory: String,
     /// Overlap synthesis with proving.
     pub pipeline: bool,
+    /// While CRITICAL work synthesizes, ordinary synthesis pauses (at most 1 s).
+    pub pause_for_urgent: bool,
 }
 
 impl Default for EngineSection {
@@ -91,6 +93,7 @@ impl Default for EngineSection {
             retention_secs: 600,
             host_memory: "auto".into(),
             pipeline: true,
+            pause_for_urgent: true,
         }
     }
 }

@@ -151,6 +151,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .host_memory()
                 .map_err(|e| CliError::input(e.to_string()))?,
             pipeline: cfg.engine.pipeline,
+            pause_for_urgent: cfg.engine.pause_for_urgent,
         },
         devices(&cfg)?,
     )

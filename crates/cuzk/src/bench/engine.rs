@@ -37,6 +37,7 @@ pub struct Args {
 
 fn engine(
     pipeline: bool,
+    pause_for_urgent: bool,
     backend: &Arc<dyn ProvingBackend>,
     synthesis_threads: usize,
 ) -> anyhow::Result<Engine> {
@@ -55,6 +56,7 @@ fn engine(
             retention: Duration::from_secs(3600),
             host_budget: 12 << 30,
             pipeline,
+            pause_for_urgent,
         },
         vec![device],
     )?)
@@ -112,7 +114,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         store.params(work(kind)?.plan().circuit())?;
     }
     {
-        let e = engine(true, &backend, args.synthesis_threads)?;
+        let e = engine(true, true, &backend, args.synthesis_threads)?;
         for (i, kind) in [ProofKind::PoRep, ProofKind::WinningPoSt]
             .into_iter()
             .enumerate()
@@ -132,7 +134,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     println!("| pipeline | PoRep jobs | wall (s) | proofs/min | device busy |");
     println!("|---|---|---|---|---|");
     for pipeline in [true, false] {
-        let e = engine(pipeline, &backend, args.synthesis_threads)?;
+        let e = engine(pipeline, true, &backend, args.synthesis_threads)?;
         let t = Instant::now();
         for j in 0..args.porep_jobs {
             e.submit(&format!("p{j}"), work(ProofKind::PoRep)?, None)?;
@@ -153,50 +155,64 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         e.shutdown(Duration::from_secs(5), true);
     }
 
-    let e = engine(true, &backend, args.synthesis_threads)?;
-    let mut idle = Vec::new();
-    for r in 0..args.winning_runs {
-        let id = format!("w-idle-{r}");
-        e.submit(&id, work(ProofKind::WinningPoSt)?, None)?;
-        idle.push(done_timed(&e, &id)?);
-    }
-    let load = args.porep_jobs.max(2);
-    for j in 0..load {
-        e.submit(
-            &format!("load{j}"),
-            work(ProofKind::PoRep)?,
-            Some(Priority::Normal),
-        )?;
-    }
-    std::thread::sleep(Duration::from_secs(2));
-    let mut loaded = Vec::new();
-    for r in 0..args.winning_runs {
-        let id = format!("w-load-{r}");
-        e.submit(&id, work(ProofKind::WinningPoSt)?, None)?;
-        loaded.push(done_timed(&e, &id)?);
-    }
-    // The load must outlast the measurement, or "loaded" was partly idle.
-    let unfinished = (0..load)
-        .filter(|j| {
-            e.await_job(&format!("load{j}"), Some(Duration::ZERO))
-                .is_ok_and(|v| !v.status.is_terminal())
-        })
-        .count();
-    let total = |v: &[JobTimings]| median(&v.iter().map(|t| t.total).collect::<Vec<_>>());
-    let (i, l) = (total(&idle), total(&loaded));
     println!();
     println!(
         "| WinningPoSt latency, median (s) | total | queue wait | synthesis | device | verify |"
     );
     println!("|---|---|---|---|---|---|");
-    println!("{}", stage_row("idle", &idle));
-    println!("{}", stage_row("under PoRep load", &loaded));
+    let mut notes = Vec::new();
+    for pause in [true, false] {
+        let mode = if pause {
+            "ordinary synthesis pauses"
+        } else {
+            "no pause"
+        };
+        let e = engine(true, pause, &backend, args.synthesis_threads)?;
+        let mut idle = Vec::new();
+        for r in 0..args.winning_runs {
+            let id = format!("w-idle-{r}");
+            e.submit(&id, work(ProofKind::WinningPoSt)?, None)?;
+            idle.push(done_timed(&e, &id)?);
+        }
+        let load = args.porep_jobs.max(2);
+        for j in 0..load {
+            e.submit(
+                &format!("load{j}"),
+                work(ProofKind::PoRep)?,
+                Some(Priority::Normal),
+            )?;
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        let mut loaded = Vec::new();
+        for r in 0..args.winning_runs {
+            let id = format!("w-load-{r}");
+            e.submit(&id, work(ProofKind::WinningPoSt)?, None)?;
+            loaded.push(done_timed(&e, &id)?);
+        }
+        // The load must outlast the measurement, or "loaded" was partly idle.
+        let unfinished = (0..load)
+            .filter(|j| {
+                e.await_job(&format!("load{j}"), Some(Duration::ZERO))
+                    .is_ok_and(|v| !v.status.is_terminal())
+            })
+            .count();
+        let total = |v: &[JobTimings]| median(&v.iter().map(|t| t.total).collect::<Vec<_>>());
+        let (i, l) = (total(&idle), total(&loaded));
+        println!("{}", stage_row(&format!("{mode}, idle"), &idle));
+        println!(
+            "{}",
+            stage_row(&format!("{mode}, under PoRep load"), &loaded)
+        );
+        notes.push(format!(
+            "{mode}: ratio loaded/idle {:.2}x ({} runs each; {unfinished} of {load} PoRep jobs still unfinished after the last loaded run)",
+            l.as_secs_f64() / i.as_secs_f64(),
+            args.winning_runs
+        ));
+        e.shutdown(Duration::ZERO, true);
+    }
     println!();
-    println!(
-        "ratio loaded/idle: {:.2}x ({} runs each; {unfinished} of {load} PoRep jobs still unfinished after the last loaded run)",
-        l.as_secs_f64() / i.as_secs_f64(),
-        args.winning_runs
-    );
-    e.shutdown(Duration::ZERO, true);
+    for n in notes {
+        println!("{n}");
+    }
     Ok(())
 }
