@@ -340,7 +340,7 @@ impl CudaBackend {
     ) -> Result<(Proof, ProveTimings, MsmPlacement), cuzk_groth16::Error> {
         let n = 1u64 << Domain::log_size_for(pa.a.len())?;
         // One proof's working memory beside resident bases: H, or the largest MSM call.
-        let working = vram::compute_h(n).max(vram::msm_call(n, vram::G1, false));
+        let working = vram::compute_h(n).max(vram::msm_call(n, n, vram::G1, false));
         let resident = self.resident_for(&self.device.lock(), params, working)?;
         let compute_h = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| {
             let g = self.device.lock();

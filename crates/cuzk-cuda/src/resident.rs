@@ -162,7 +162,7 @@ impl ResidentSrs {
         };
         let _call = guard.alloc(
             "G1 MSM scalars",
-            vram::msm_call(scalars.len() as u64, vram::G1, false),
+            vram::msm_call(scalars.len() as u64, bases.n as u64, vram::G1, false),
         )?;
         let mut out = <blstrs::G1Projective as group::Group>::identity();
         bases.msm(guard, scalars, AsMut::<blst::blst_p1>::as_mut(&mut out))?;
@@ -176,7 +176,7 @@ impl ResidentSrs {
     ) -> Result<blstrs::G2Projective, CudaError> {
         let _call = guard.alloc(
             "G2 MSM scalars",
-            vram::msm_call(scalars.len() as u64, vram::G2, false),
+            vram::msm_call(scalars.len() as u64, self.b_g2.n as u64, vram::G2, false),
         )?;
         let mut out = <blstrs::G2Projective as group::Group>::identity();
         self.b_g2
@@ -205,7 +205,7 @@ impl ResidentSrs {
         let n = 1u64 << lg_n;
         let _mem = guard.alloc(
             "H polynomial and its MSM",
-            vram::compute_h(n) + vram::msm_call(n, vram::G1, false),
+            vram::compute_h(n) + vram::msm_call(n, self.h.n as u64, vram::G1, false),
         )?;
         let mut out = <blstrs::G1Projective as group::Group>::identity();
         let mut ms = 0f32;
@@ -262,7 +262,7 @@ impl ResidentG1 {
     ) -> Result<blstrs::G1Projective, CudaError> {
         let _call = guard.alloc(
             "G1 MSM scalars",
-            vram::msm_call(scalars.len() as u64, vram::G1, false),
+            vram::msm_call(scalars.len() as u64, self.bases.n as u64, vram::G1, false),
         )?;
         let mut out = <blstrs::G1Projective as group::Group>::identity();
         self.bases
@@ -303,7 +303,7 @@ impl ResidentG2 {
     ) -> Result<blstrs::G2Projective, CudaError> {
         let _call = guard.alloc(
             "G2 MSM scalars",
-            vram::msm_call(scalars.len() as u64, vram::G2, false),
+            vram::msm_call(scalars.len() as u64, self.bases.n as u64, vram::G2, false),
         )?;
         let mut out = <blstrs::G2Projective as group::Group>::identity();
         self.bases

@@ -65,10 +65,12 @@ pub(crate) fn msm_persistent(n: u64, g: Group, sm_count: u64, resident: bool) ->
     buckets + hist + points + ALLOC_SLACK
 }
 
-/// Memory one MSM call adds: scalars, digits and (when the bases stream from the host) a
-/// double buffer of bases.
-pub(crate) fn msm_call(n: u64, g: Group, bases_on_host: bool) -> u64 {
-    let w = wbits(n);
+/// Memory one MSM call over `n` points adds: scalars, digits and (when the bases stream from
+/// the host) a double buffer of bases. `capacity` is the point count the MSM object was set
+/// up for: its window width, not the call's, decides the batching, so a call smaller than
+/// the object takes more memory than an object sized for the call would.
+pub(crate) fn msm_call(n: u64, capacity: u64, g: Group, bases_on_host: bool) -> u64 {
+    let w = wbits(capacity.max(n));
     let lg_np = lg2(n + n / 2);
     let batch = ((1u64 << (lg_np.max(w) - w)) >> 6).max(1);
     let stride = round_warp(n.div_ceil(batch));
@@ -84,7 +86,7 @@ pub(crate) fn msm_call(n: u64, g: Group, bases_on_host: bool) -> u64 {
 
 /// A whole MSM with bases streamed from the host.
 pub(crate) fn msm_streamed(n: u64, g: Group, sm_count: u64) -> u64 {
-    msm_persistent(n, g, sm_count, false) + msm_call(n, g, true)
+    msm_persistent(n, g, sm_count, false) + msm_call(n, n, g, true)
 }
 
 /// An in-place NTT of `n` elements.
@@ -117,5 +119,14 @@ mod tests {
         // Resident bases of 2^24 G1 points alone are 1.5 GiB.
         assert!(msm_persistent(1 << 24, G1, 132, true) > (1 << 24) * 96);
         assert!(compute_h(1 << 22) > 3 * (1 << 22) * 32);
+    }
+
+    #[test]
+    fn a_call_smaller_than_its_object_is_sized_by_the_objects_window() {
+        // A 2^24 call on an object set up for 2^26 runs with 18-bit windows in one batch:
+        // 2^24 scalars (512 MiB) and 15 windows of 2^24 digits (960 MiB).
+        let call = msm_call(1 << 24, 1 << 26, G1, false);
+        assert!(call >= (512 + 960) << 20, "{call}");
+        assert!(call > msm_call(1 << 24, 1 << 24, G1, false));
     }
 }
