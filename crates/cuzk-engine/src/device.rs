@@ -105,7 +105,19 @@ impl Device {
 
     /// Takes the device's lock, waiting for other workers.
     pub fn lock(&self) -> DeviceGuard<'_> {
-        let g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.guard(self.lock.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Takes the device's lock if no other worker holds it.
+    pub fn try_lock(&self) -> Option<DeviceGuard<'_>> {
+        match self.lock.try_lock() {
+            Ok(g) => Some(self.guard(g)),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(self.guard(e.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    fn guard<'a>(&'a self, g: MutexGuard<'a, ()>) -> DeviceGuard<'a> {
         DeviceGuard {
             device: self,
             _lock: g,

@@ -543,12 +543,29 @@ fn device_loop(inner: &Inner, device: &Arc<Device>) {
         if job.is_cancelled() || job.lock().status.is_terminal() {
             continue;
         }
-        let mut guard = device.lock();
+        let mut guard = match device.try_lock() {
+            Some(g) => g,
+            None => {
+                // The device is busy. The item waits in the queue, not in this worker's hands,
+                // so the running proof's next yield point can take it if it is more urgent;
+                // this worker waits for the lock and then takes the best item there is.
+                inner.device_q.requeue(job.priority, item);
+                let g = device.lock();
+                match inner.device_q.try_pop(accept) {
+                    Some(next) => {
+                        item = next;
+                        g
+                    }
+                    None => continue,
+                }
+            }
+        };
         guard.set_yield_hook(&hook);
-        // While this worker waited for the lock, higher-priority work may have arrived: it
-        // goes first, and this item goes back to the front of its priority.
-        if let Some(better) = inner.device_q.pop_higher(job.priority, accept) {
-            inner.device_q.requeue(job.priority, item);
+        // Higher-priority work may have arrived since the pop: it goes first, and this item
+        // goes back to the front of its priority.
+        let p = item.job.priority;
+        if let Some(better) = inner.device_q.pop_higher(p, accept) {
+            inner.device_q.requeue(p, item);
             item = better;
         }
         let done = run_item(inner, device, &guard, item);

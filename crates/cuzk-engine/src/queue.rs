@@ -62,6 +62,13 @@ impl<T> WorkQueue<T> {
         Some(st.items.swap_remove(best).2)
     }
 
+    /// The best item `accept` takes, without waiting.
+    pub fn try_pop(&self, accept: impl Fn(&T) -> bool) -> Option<T> {
+        let mut st = self.lock();
+        let best = Self::best(&st.items, |_, t| accept(t))?;
+        Some(st.items.swap_remove(best).2)
+    }
+
     fn best(items: &[(Priority, i64, T)], accept: impl Fn(Priority, &T) -> bool) -> Option<usize> {
         items
             .iter()

@@ -426,12 +426,24 @@ fn critical_work_is_synthesized_while_every_ordinary_synthesis_thread_is_busy() 
 /// inside at a time throughout.
 #[test]
 fn critical_partition_runs_at_the_next_yield_point_of_a_long_partition() {
+    critical_partition_overtakes_at_a_yield_point(1);
+}
+
+/// With two workers the idle one takes the critical partition from the queue and finds the
+/// device locked: the partition must still run at the running proof's next yield point, not
+/// wait in that worker's hands for the whole proof.
+#[test]
+fn critical_partition_taken_by_an_idle_worker_still_runs_at_the_next_yield_point() {
+    critical_partition_overtakes_at_a_yield_point(2);
+}
+
+fn critical_partition_overtakes_at_a_yield_point(workers: usize) {
     let slow = Faults {
         delay: Duration::from_millis(3000),
         ..Faults::default()
     };
     let (devs, phys) = sim_devices(1, slow);
-    let engine = Engine::start(cfg(1), devs).unwrap();
+    let engine = Engine::start(cfg(workers), devs).unwrap();
     let log = Arc::new(std::sync::Mutex::new(Vec::new()));
     let labelled = |label: &str, kind: &'static str| {
         Arc::new(TestWork {
