@@ -15,10 +15,10 @@ use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::sector::SectorId;
 use storage_proofs_post::fallback::{
-    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
+    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector, Sector,
 };
 
-use super::{synthesize_circuit, ProofPlan, Synthesized};
+use super::{synthesize_circuit, synthesize_units, ProofPlan, Synthesized};
 use crate::circuit::CircuitSpec;
 use crate::decode::{bytes32, decode_post_vanilla};
 use crate::error::{Error, InputError, Result};
@@ -218,7 +218,15 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoStPlan<Tree> {
             Some(0),
         )
         .map_err(input_err("the vanilla proofs do not form a circuit"))?;
-        synthesize_circuit(circuit, pce, started)
+        match pce {
+            // Sectors, and the challenges within a sector, are independent: the witness is
+            // synthesized a unit at a time in parallel.
+            Some(pce) => match units(circuit) {
+                Ok(units) => synthesize_units(units, pce, started),
+                Err(whole) => synthesize_circuit(whole, Some(pce), started),
+            },
+            None => synthesize_circuit(circuit, None, started),
+        }
     }
 
     fn public_inputs(&self, _k: usize) -> Result<Vec<Scalar>> {
@@ -263,5 +271,44 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoStPlan<Tree> {
             }
             _ => crate::verify::verify_partition_with_vk(self, 0, proof),
         }
+    }
+}
+
+/// The circuit as independent units, each a circuit of its own sharing the header: one per
+/// sector when there are several (WindowPoSt), else one per challenge of the only sector
+/// (WinningPoSt: the sector's commitments and their hash are the header, each challenge's
+/// inclusion proof a unit). A circuit of one sector with one challenge comes back whole.
+fn units<Tree: 'static + MerkleTreeTrait>(
+    c: FallbackPoStCircuit<Tree>,
+) -> std::result::Result<Vec<FallbackPoStCircuit<Tree>>, FallbackPoStCircuit<Tree>> {
+    let prover_id = c.prover_id;
+    if c.sectors.len() > 1 {
+        return Ok(c
+            .sectors
+            .into_iter()
+            .map(|s| FallbackPoStCircuit {
+                prover_id,
+                sectors: vec![s],
+            })
+            .collect());
+    }
+    match c.sectors.as_slice() {
+        [s] if s.leafs.len() > 1 && s.leafs.len() == s.paths.len() => Ok(s
+            .leafs
+            .iter()
+            .zip(&s.paths)
+            .map(|(leaf, path)| FallbackPoStCircuit {
+                prover_id,
+                sectors: vec![Sector {
+                    comm_r: s.comm_r,
+                    comm_c: s.comm_c,
+                    comm_r_last: s.comm_r_last,
+                    leafs: vec![*leaf],
+                    paths: vec![path.clone()],
+                    id: s.id,
+                }],
+            })
+            .collect()),
+        _ => Err(c),
     }
 }
