@@ -3,9 +3,11 @@
 //! Parameters come from the configured parameter directory under their v28 file names. PCEs
 //! come from memory, else from `<cache>/pce/<identifier>.pce` when that file is intact and
 //! for the same circuit, else they are extracted from storage-proofs' blank circuit and saved
-//! there for the next start.
+//! there for the next start. A caller that must not wait for an extraction (a submit) asks
+//! [`CircuitStore::pce_or_extract_in_background`]: it gets the PCE when it is in memory or on
+//! disk, and otherwise starts the extraction on a background thread and proceeds without.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -156,6 +158,11 @@ pub struct CircuitStore {
     budget: Option<Arc<MemoryBudget>>,
     params: Resident<Parameters>,
     pces: Resident<Pce>,
+    /// Held while a PCE is extracted and saved: one extraction at a time, and never two
+    /// writers of one PCE file.
+    extracting: Mutex<()>,
+    /// Circuits whose PCE a background thread is extracting now.
+    in_background: Mutex<HashSet<String>>,
 }
 
 impl std::fmt::Debug for CircuitStore {
@@ -177,6 +184,8 @@ impl CircuitStore {
             budget: None,
             params: Resident::new(),
             pces: Resident::new(),
+            extracting: Mutex::new(()),
+            in_background: Mutex::new(HashSet::new()),
         }
     }
 
@@ -279,19 +288,78 @@ impl CircuitStore {
 
     /// The circuit's PCE: from memory, else from disk, else extracted (and saved).
     pub fn pce(&self, spec: &CircuitSpec) -> Result<Arc<Pce>> {
-        if let Some(p) = self.pces.get(&spec.identifier) {
+        if let Some(p) = self.stored_pce(spec)? {
             return Ok(p);
         }
-        let path = self.pce_path(spec);
-        let pce = match Pce::load(&path, Some(&spec.identifier)) {
-            Ok(p) => p,
-            Err(_) => {
-                let p = spec.extract_pce()?;
-                std::fs::create_dir_all(&self.pce_dir).map_err(|e| Error::io(&self.pce_dir, e))?;
-                p.save(&path)?;
-                p
+        let _one = lock(&self.extracting);
+        // Another caller may have finished the same extraction while this one waited.
+        if let Some(p) = self.stored_pce(spec)? {
+            return Ok(p);
+        }
+        let pce = spec.extract_pce()?;
+        std::fs::create_dir_all(&self.pce_dir).map_err(|e| Error::io(&self.pce_dir, e))?;
+        pce.save(&self.pce_path(spec))?;
+        self.keep_pce(spec, pce)
+    }
+
+    /// The circuit's PCE when it is in memory or intact on disk. Otherwise `None`, and a
+    /// background thread extracts and saves it (one per circuit at a time), so a later call
+    /// finds it; a failed extraction is logged and tried again by the next call.
+    pub fn pce_or_extract_in_background(self: &Arc<Self>, spec: &CircuitSpec) -> Option<Arc<Pce>> {
+        match self.stored_pce(spec) {
+            Ok(Some(p)) => return Some(p),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(circuit = %spec.identifier, error = %e, "PCE not loaded");
+                return None;
             }
-        };
+        }
+        if !lock(&self.in_background).insert(spec.identifier.clone()) {
+            return None;
+        }
+        let (store, job) = (self.clone(), spec.clone());
+        let started = std::thread::Builder::new()
+            .name("cuzk-pce-extract".into())
+            .spawn(move || {
+                let t = Instant::now();
+                match store.pce(&job) {
+                    Ok(_) => tracing::info!(
+                        circuit = %job.identifier,
+                        secs = t.elapsed().as_secs_f64(),
+                        "PCE extracted in the background"
+                    ),
+                    Err(e) => tracing::warn!(
+                        circuit = %job.identifier,
+                        error = %e,
+                        "background PCE extraction failed"
+                    ),
+                }
+                lock(&store.in_background).remove(&job.identifier);
+            });
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "could not start a PCE extraction thread");
+            lock(&self.in_background).remove(&spec.identifier);
+        }
+        None
+    }
+
+    /// Whether a background thread is extracting this circuit's PCE now.
+    pub fn pce_extracting(&self, spec: &CircuitSpec) -> bool {
+        lock(&self.in_background).contains(&spec.identifier)
+    }
+
+    /// The PCE from memory, else from an intact file of the same circuit (kept in memory).
+    fn stored_pce(&self, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>> {
+        if let Some(p) = self.pces.get(&spec.identifier) {
+            return Ok(Some(p));
+        }
+        match Pce::load(&self.pce_path(spec), Some(&spec.identifier)) {
+            Ok(p) => self.keep_pce(spec, p).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn keep_pce(&self, spec: &CircuitSpec, pce: Pce) -> Result<Arc<Pce>> {
         let bytes = pce.stats().bytes as u64;
         let mem = self.reserve(spec, bytes)?;
         let pce = Arc::new(pce);

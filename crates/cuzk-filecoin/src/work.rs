@@ -30,22 +30,47 @@ impl std::fmt::Debug for FilecoinWork {
 
 impl FilecoinWork {
     /// Work for `plan`, with circuits from `store`. Parameters and PCE are loaded (or
-    /// extracted) now and held until the work is dropped, so they cannot be evicted under a
-    /// running job and a missing file is an error at submit.
+    /// extracted, which may take minutes for a large circuit) now and held until the work is
+    /// dropped, so they cannot be evicted under a running job and a missing file is an error
+    /// at submit. Without `use_pce` the partitions are synthesized directly.
     pub fn new(plan: Arc<dyn ProofPlan>, store: &CircuitStore, use_pce: bool) -> Result<Self> {
-        let pce = store.pce(plan.circuit())?;
+        let pce = if use_pce {
+            Some(store.pce(plan.circuit())?)
+        } else {
+            None
+        };
         let params = store.params(plan.circuit())?;
-        let s = pce.stats();
-        let domain = s.num_constraints.next_power_of_two() as u64;
-        let scalars = 3 * s.num_constraints as u64 + (s.num_inputs + s.num_aux) as u64;
-        Ok(FilecoinWork {
-            host_bytes: scalars * 32,
+        Ok(Self::with(plan, params, pce))
+    }
+
+    /// Like [`FilecoinWork::new`] with the PCE, but never waits for an extraction: when the
+    /// circuit's PCE is neither in memory nor on disk, it is extracted in the background for
+    /// later work and this work synthesizes directly.
+    pub fn without_waiting(plan: Arc<dyn ProofPlan>, store: &Arc<CircuitStore>) -> Result<Self> {
+        let params = store.params(plan.circuit())?;
+        let pce = store.pce_or_extract_in_background(plan.circuit());
+        Ok(Self::with(plan, params, pce))
+    }
+
+    fn with(plan: Arc<dyn ProofPlan>, params: Arc<Parameters>, pce: Option<Arc<Pce>>) -> Self {
+        // Sizes from the parameters: the H query has one point fewer than the domain, L one
+        // per aux variable, the verifying key one IC point per input.
+        let domain = (params.h.len() as u64 + 1).next_power_of_two();
+        let (inputs, aux) = (params.vk.ic.len() as u64, params.l.len() as u64);
+        FilecoinWork {
+            // a, b, c and the full assignment.
+            host_bytes: (3 * domain + inputs + aux) * 32,
             // a, b, c over the domain, plus the MSM scalars.
-            device_bytes: (3 * domain + s.num_aux as u64) * 32,
-            pce: use_pce.then_some(pce),
+            device_bytes: (3 * domain + aux) * 32,
+            pce,
             plan,
             params,
-        })
+        }
+    }
+
+    /// Whether partitions are synthesized with the PCE.
+    pub fn uses_pce(&self) -> bool {
+        self.pce.is_some()
     }
 
     /// The plan.

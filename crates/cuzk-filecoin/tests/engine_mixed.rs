@@ -108,3 +108,66 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
     assert_eq!(st.host_memory.0, 0);
     engine.shutdown(Duration::from_secs(5), false);
 }
+
+/// A submit with no PCE on disk does not wait for the extraction: the job is synthesized
+/// directly and verifies, the PCE is extracted in the background and saved, and the next job
+/// of the circuit uses it.
+#[test]
+fn a_missing_pce_is_extracted_in_the_background_while_jobs_prove_without_it() {
+    let f = fixtures();
+    let cache = tempfile::tempdir().unwrap();
+    let store = Arc::new(CircuitStore::new(f.dir.join("params"), cache.path()));
+    let phys = SimPhysical::new(Faults::default());
+    let info = DeviceInfo {
+        id: "sim:0".into(),
+        name: "simulated".into(),
+        memory_total: 8 << 30,
+    };
+    let device = Device::new(
+        info,
+        Arc::new(SimBackend::new("sim:0", phys.clone())),
+        8 << 30,
+    );
+    let engine = Engine::start(
+        EngineConfig {
+            host_budget: 4 << 30,
+            ..EngineConfig::default()
+        },
+        vec![device],
+    )
+    .unwrap();
+    let request = f.manifest.request(&f.dir, ProofKind::WinningPoSt).unwrap();
+    let prove = |id: &str| -> bool {
+        let p = plan(&request).unwrap();
+        let work = FilecoinWork::without_waiting(p, &store).unwrap();
+        let with_pce = work.uses_pce();
+        engine.submit(id, Arc::new(work), None).unwrap();
+        let v = engine.await_job(id, None).unwrap();
+        assert!(
+            matches!(v.status, JobStatus::Completed(ref p) if p.len() == 192),
+            "{id}: {:?}",
+            v.status
+        );
+        with_pce
+    };
+    assert!(
+        !prove("first"),
+        "the first job had a PCE that was never extracted"
+    );
+    let spec = plan(&request).unwrap().circuit().clone();
+    let t = std::time::Instant::now();
+    while store.pce_extracting(&spec) {
+        assert!(
+            t.elapsed() < Duration::from_secs(600),
+            "extraction never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(store.pce_path(&spec).exists(), "the PCE was not saved");
+    assert!(
+        prove("second"),
+        "the job after the extraction did not use the PCE"
+    );
+    assert_eq!(phys.violations(), 0);
+    engine.shutdown(Duration::from_secs(5), false);
+}

@@ -77,7 +77,14 @@ impl ProvingService {
                 });
             }
             let p = plan(&request).map_err(|e| filecoin_status(&e))?;
-            let work = FilecoinWork::new(p, &store, use_pce).map_err(|e| filecoin_status(&e))?;
+            // A submit never waits for a PCE extraction: until the PCE exists, jobs of that
+            // circuit are synthesized directly.
+            let work = if use_pce {
+                FilecoinWork::without_waiting(p, &store)
+            } else {
+                FilecoinWork::new(p, &store, false)
+            }
+            .map_err(|e| filecoin_status(&e))?;
             let s = engine
                 .submit(&r.request_id, Arc::new(work), priority)
                 .map_err(|e| engine_status(&e))?;
