@@ -93,6 +93,12 @@ pub fn scalar_bytes(scalars: &[Scalar]) -> Vec<u8> {
 
 /// `sum_i scalars[i] * bases[i]` in G1. The lengths must be equal.
 pub fn msm_g1(bases: &[G1Base], scalars: &[Scalar]) -> G1Projective {
+    msm_g1_blst(bases, scalars)
+}
+
+/// `sum_i scalars[i] * bases[i]` in G1 by blst's Pippenger (XYZZ buckets, blst's own thread
+/// pool). The lengths must be equal.
+pub fn msm_g1_blst(bases: &[G1Base], scalars: &[Scalar]) -> G1Projective {
     assert_eq!(
         bases.len(),
         scalars.len(),
