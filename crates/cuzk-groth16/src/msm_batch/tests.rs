@@ -196,3 +196,20 @@ proptest! {
         prop_assert_eq!(msm_g1_batch_affine(&bases, &scalars), msm_g1_blst(&bases, &scalars));
     }
 }
+
+#[test]
+fn msm_g1_dispatch_agrees_with_blst_at_the_threshold() {
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let n = crate::msm::BATCH_AFFINE_MIN_POINTS;
+    let bases = random_bases(&mut rng, n);
+    let mut scalars = sparse_scalars(&mut rng, n);
+    scalars[0] = -Scalar::ONE;
+    assert_eq!(
+        crate::msm::msm_g1(&bases, &scalars),
+        msm_g1_blst(&bases, &scalars)
+    );
+    assert_eq!(
+        crate::msm::msm_g1(&bases[..n - 1], &scalars[..n - 1]),
+        msm_g1_blst(&bases[..n - 1], &scalars[..n - 1])
+    );
+}
