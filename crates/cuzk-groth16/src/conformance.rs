@@ -324,7 +324,10 @@ fn g1_check(
                 });
             (want, "sum of scalar multiplications")
         } else {
-            (crate::msm::msm_g1(&bases, &scalars), "blst's Pippenger")
+            (
+                crate::msm::msm_g1_blst(&bases, &scalars),
+                "blst's Pippenger",
+            )
         };
         if got.to_affine() == want.to_affine() {
             Ok(format!("equal to {oracle}"))

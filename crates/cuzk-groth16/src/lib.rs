@@ -41,6 +41,7 @@ mod field;
 mod fixed_base;
 mod generator;
 pub mod msm;
+pub mod msm_batch;
 mod pce;
 mod proof;
 mod prover;
