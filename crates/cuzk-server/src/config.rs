@@ -108,6 +108,9 @@ pub struct ParamsConfig {
     pub cache_dir: PathBuf,
     /// Synthesize with the pre-compiled constraint evaluator.
     pub use_pce: bool,
+    /// Circuits loaded at start, in the background: parameters, and the PCE from the cache
+    /// (extracted when it is missing), e.g. `["winning-32g", "wpost-32g"]`.
+    pub preload: Vec<String>,
 }
 
 impl Default for ParamsConfig {
@@ -116,6 +119,7 @@ impl Default for ParamsConfig {
             dir: PathBuf::from(cuzk_filecoin::DEFAULT_PARAMETER_DIR),
             cache_dir: PathBuf::from("/var/cache/cuzk"),
             use_pce: true,
+            preload: Vec::new(),
         }
     }
 }
@@ -266,6 +270,7 @@ impl Config {
             return Err(value("engine.workers_per_device", "must be at least 1"));
         }
         self.host_memory()?;
+        self.preload()?;
         match self.devices.backend.as_str() {
             "cpu" | "cuda" => {}
             b => {
@@ -343,6 +348,18 @@ impl Config {
         }
     }
 
+    /// The circuits named in `params.preload`.
+    pub fn preload(&self) -> Result<Vec<cuzk_filecoin::CircuitSpec>, ConfigError> {
+        self.params
+            .preload
+            .iter()
+            .map(|id| {
+                crate::convert::circuit(id)
+                    .map_err(|e| value("params.preload", e.message().to_owned()))
+            })
+            .collect()
+    }
+
     /// Synthesis threads, with 0 resolved to half the cores.
     pub fn synthesis_threads(&self) -> usize {
         match self.engine.synthesis_threads {
@@ -398,6 +415,11 @@ mod tests {
         assert!(parse("[http]\nlisten = \"0.0.0.0:9821\"\nallow_remote = true").is_ok());
         assert!(parse("[http]\nlisten = \"127.0.0.1:9821\"").is_ok());
         assert!(parse("[http]\nlisten = \"nowhere\"").is_err());
+        assert!(parse("[params]\npreload = [\"porep-3k\"]")
+            .unwrap_err()
+            .contains("params.preload"));
+        let c = parse("[params]\npreload = [\"winning-2k\", \"porep-32g\"]").unwrap();
+        assert_eq!(c.preload().unwrap().len(), 2);
         let c = parse("[server]\nlisten = \":9820\"").unwrap();
         assert_eq!(
             c.listen().unwrap(),

@@ -239,11 +239,15 @@ impl ProvingEngine for ProvingService {
         request: Request<proto::PreloadSrsRequest>,
     ) -> Result<Response<proto::PreloadSrsResponse>, Status> {
         let spec = convert::circuit(&request.into_inner().circuit_id)?;
-        let store = self.store.clone();
+        let (store, use_pce) = (self.store.clone(), self.use_pce);
         blocking(move || {
             let already_loaded = store.params_loaded(&spec);
             let t = Instant::now();
             store.params(&spec).map_err(|e| filecoin_status(&e))?;
+            // The PCE too: from the cache, or extracted in the background.
+            if use_pce {
+                store.pce_or_extract_in_background(&spec);
+            }
             Ok(Response::new(proto::PreloadSrsResponse {
                 already_loaded,
                 load_time_ms: if already_loaded {

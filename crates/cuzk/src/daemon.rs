@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig};
-use cuzk_filecoin::{bind_filecoin_parameter_dir, CircuitStore};
+use cuzk_filecoin::{bind_filecoin_parameter_dir, CircuitSpec, CircuitStore};
 use cuzk_server::config::{Config, Listen};
 use cuzk_server::{serve, Listener, ProvingService, ServeOptions};
 
@@ -161,6 +161,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
         CircuitStore::new(&cfg.params.dir, &cfg.params.cache_dir)
             .with_budget(engine.host_budget().clone()),
     );
+    let preload = cfg.preload().map_err(|e| CliError::input(e.to_string()))?;
+    if !preload.is_empty() {
+        let (store, use_pce) = (store.clone(), cfg.params.use_pce);
+        std::thread::Builder::new()
+            .name("cuzk-preload".into())
+            .spawn(move || preload_circuits(&store, &preload, use_pce))
+            .map_err(|e| CliError::internal(format!("cannot start the preload thread: {e}")))?;
+    }
     let service = ProvingService::new(engine.clone(), store.clone(), cfg.params.use_pce);
     let opts = ServeOptions {
         max_message_bytes: cfg.server.max_message_bytes as usize,
@@ -273,4 +281,26 @@ async fn wait_for_signal() -> Result<&'static str, CliError> {
         _ = term.recv() => "SIGTERM",
         _ = int.recv() => "SIGINT",
     })
+}
+
+/// Loads the parameters of `specs` and, with the PCE on, their PCEs (from the cache, or
+/// extracted on a background thread when missing). Failures are logged: a circuit that does
+/// not preload is loaded, or refused, on its first request as without preloading.
+fn preload_circuits(store: &Arc<CircuitStore>, specs: &[CircuitSpec], use_pce: bool) {
+    for spec in specs {
+        let t = std::time::Instant::now();
+        match store.params(spec) {
+            Ok(_) => tracing::info!(
+                circuit = %spec.srs_id(),
+                secs = t.elapsed().as_secs_f64(),
+                "parameters preloaded"
+            ),
+            Err(e) => {
+                tracing::warn!(circuit = %spec.srs_id(), error = %e, "preloading parameters failed")
+            }
+        }
+        if use_pce && store.pce_or_extract_in_background(spec).is_some() {
+            tracing::info!(circuit = %spec.srs_id(), "PCE loaded from the cache");
+        }
+    }
 }

@@ -275,3 +275,50 @@ fn http_serves_metrics_status_and_the_page() {
     sigterm(&child);
     assert!(wait_exit(&mut child, Duration::from_secs(30)).success());
 }
+
+/// `params.preload` loads a circuit's parameters at start, before any request: the status
+/// page shows them loaded, and the first proof finds them there.
+#[test]
+fn preloaded_circuits_are_loaded_at_start() {
+    let (fx, _) = fixtures();
+    let tmp = tempfile::tempdir().unwrap();
+    let [grpc, http] = free_ports::<2>();
+    let cfg = write_config(
+        tmp.path(),
+        &fx,
+        &format!("127.0.0.1:{grpc}"),
+        &format!("[http]\nlisten = \"127.0.0.1:{http}\"\n"),
+    );
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("[params]\n", "[params]\npreload = [\"winning-2k\"]\n"),
+    )
+    .unwrap();
+    let mut child = spawn(&cfg);
+    let t = Instant::now();
+    loop {
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "winning-2k never showed up loaded"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        if std::net::TcpStream::connect(("127.0.0.1", http)).is_err() {
+            continue;
+        }
+        let (status, body) = http_get(http, "/status");
+        if !status.contains("200") {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let loaded = v["srs"].as_array().is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["circuit_id"] == "winning-2k" && c["tier"] == "hot")
+        });
+        if loaded {
+            break;
+        }
+    }
+    sigterm(&child);
+    assert!(wait_exit(&mut child, Duration::from_secs(30)).success());
+}
