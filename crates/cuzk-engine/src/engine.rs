@@ -114,6 +114,8 @@ struct SynthItem {
 
 struct DeviceItem {
     _in_flight: InFlight,
+    /// When it was queued for a device: after synthesis, or after a failed attempt.
+    queued_at: Instant,
     job: Arc<Job>,
     k: usize,
     synth: Synthesized,
@@ -502,6 +504,7 @@ fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::Thread
                         inner.in_flight.fetch_add(1, Ordering::SeqCst);
                         InFlight(inner.clone())
                     },
+                    queued_at: Instant::now(),
                     job,
                     k,
                     synth,
@@ -589,6 +592,11 @@ fn run_item(
     if job.is_cancelled() || job.lock().status.is_terminal() {
         return None;
     }
+    let waited = item.queued_at.elapsed();
+    job.lock().timings.device_wait += waited;
+    inner.metrics.with(job.work.kind(), |m| {
+        Metrics::observe(&mut m.device_wait, waited)
+    });
     guard.set_job(Some((job.id.clone(), job.work.kind().to_owned())));
     guard.set_running(job.priority);
     let (y0, t) = (guard.yielded(), Instant::now());
@@ -628,6 +636,7 @@ fn run_item(
         }
         Err(_) if !item.retried => {
             item.retried = true;
+            item.queued_at = Instant::now();
             if inner.devices.len() > 1 {
                 item.excluded = Some(id.clone());
             }

@@ -62,6 +62,10 @@ pub struct JobTimings {
     pub queue_wait: Duration,
     /// Synthesis, summed over partitions.
     pub synthesis: Duration,
+    /// From the end of a partition's synthesis to the start of its proof on a device (the
+    /// device busy with other work, or running work of the same priority), summed over
+    /// partitions.
+    pub device_wait: Duration,
     /// Device time, summed over partitions.
     pub device: Duration,
     /// Assembly and verification.

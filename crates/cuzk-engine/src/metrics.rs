@@ -64,6 +64,8 @@ pub struct KindMetrics {
     pub queue_wait: Histogram,
     /// Synthesis time per partition.
     pub synthesis: Histogram,
+    /// Per partition, from being queued for a device to starting on one.
+    pub device_wait: Histogram,
     /// Device time per partition.
     pub device: Histogram,
 }

@@ -480,6 +480,12 @@ fn critical_partition_overtakes_at_a_yield_point(workers: usize) {
         p.status
     );
     assert_eq!(*log.lock().unwrap(), ["winning", "porep"]);
+    // It waited for one slice of the PoRep proof (a sixth of 3 s), not the rest of it.
+    assert!(
+        w.timings.device_wait < Duration::from_millis(1500),
+        "winning waited {:?} for the device",
+        w.timings.device_wait
+    );
     assert_eq!(phys[0].violations(), 0, "two provers inside the device");
     // The PoRep's device time excludes the time lent to the WinningPoSt.
     assert!(

@@ -75,6 +75,7 @@ pub fn status_json(engine: &Engine, store: &CircuitStore) -> Value {
                 "devices": j.devices,
                 "queue_wait_ms": j.timings.queue_wait.as_millis() as u64,
                 "synthesis_ms": j.timings.synthesis.as_millis() as u64,
+                "device_wait_ms": j.timings.device_wait.as_millis() as u64,
                 "device_ms": j.timings.device.as_millis() as u64,
                 "total_ms": j.timings.total.as_millis() as u64,
             })

@@ -57,7 +57,7 @@ pub fn render(s: &EngineStatus) -> String {
         }
     }
     type Pick = fn(&cuzk_engine::KindMetrics) -> &Histogram;
-    let hists: [(&str, &str, Pick); 4] = [
+    let hists: [(&str, &str, Pick); 5] = [
         ("cuzk_job_seconds", "Submit to result.", |m| &m.total),
         (
             "cuzk_queue_wait_seconds",
@@ -67,6 +67,11 @@ pub fn render(s: &EngineStatus) -> String {
         ("cuzk_synthesis_seconds", "Synthesis per partition.", |m| {
             &m.synthesis
         }),
+        (
+            "cuzk_device_wait_seconds",
+            "Per partition, from synthesized to started on a device.",
+            |m| &m.device_wait,
+        ),
         ("cuzk_device_seconds", "Device time per partition.", |m| {
             &m.device
         }),

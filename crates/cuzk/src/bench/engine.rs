@@ -79,17 +79,12 @@ fn stage_row(label: &str, runs: &[JobTimings]) -> String {
     let m = |f: fn(&JobTimings) -> Duration| {
         median(&runs.iter().map(f).collect::<Vec<_>>()).as_secs_f64()
     };
-    // What no stage covers: waiting for a device (or a yield point) after synthesis.
-    let rest = |t: &JobTimings| {
-        t.total
-            .saturating_sub(t.queue_wait + t.synthesis + t.device + t.verify)
-    };
     format!(
         "| {label} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
         m(|t| t.total),
         m(|t| t.queue_wait),
         m(|t| t.synthesis),
-        m(rest),
+        m(|t| t.device_wait),
         m(|t| t.device),
         m(|t| t.verify)
     )
