@@ -47,6 +47,10 @@ pub struct EngineConfig {
     /// While a CRITICAL partition synthesizes, ordinary synthesis pauses at its next task
     /// boundary (for at most a second), so the urgent lane has the CPU cores to itself.
     pub pause_for_urgent: bool,
+    /// At a yield point (and before a proof starts), a device waits up to this long for a
+    /// CRITICAL partition that is being synthesized, so that partition takes the device the
+    /// moment it is ready instead of at the next yield point. Zero turns it off.
+    pub hold_for_urgent: Duration,
 }
 
 impl Default for EngineConfig {
@@ -60,6 +64,7 @@ impl Default for EngineConfig {
             host_budget: crate::memory::auto_host_budget(2 << 30),
             pipeline: true,
             pause_for_urgent: true,
+            hold_for_urgent: Duration::from_millis(100),
         }
     }
 }
@@ -138,6 +143,26 @@ struct Inner {
     in_flight: AtomicUsize,
     /// Pauses ordinary synthesis while urgent synthesis runs.
     pause: Arc<CpuPause>,
+    /// CRITICAL partitions being synthesized. Decremented only after the partition is in
+    /// `device_q` (or has failed), so a device that sees zero under the queue's lock also
+    /// sees the partition in the queue.
+    urgent_synthesizing: AtomicUsize,
+}
+
+/// Counts a CRITICAL partition in synthesis until dropped.
+struct UrgentSynthesis<'a>(&'a AtomicUsize);
+
+impl<'a> UrgentSynthesis<'a> {
+    fn new(n: &'a AtomicUsize) -> Self {
+        n.fetch_add(1, Ordering::SeqCst);
+        UrgentSynthesis(n)
+    }
+}
+
+impl Drop for UrgentSynthesis<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The proving engine.
@@ -180,6 +205,7 @@ impl Engine {
             started: Instant::now(),
             in_flight: AtomicUsize::new(0),
             pause: CpuPause::new(Duration::from_secs(1)),
+            urgent_synthesizing: AtomicUsize::new(0),
         });
         let mut threads = Vec::new();
         for i in 0..inner.cfg.synthesis_threads {
@@ -439,6 +465,27 @@ impl Inner {
         self.synth_q.retain(|i| !std::ptr::eq(i.job.as_ref(), job));
         self.device_q.retain(|i| !std::ptr::eq(i.job.as_ref(), job));
     }
+
+    /// The best queued partition above `than` that `accept` takes. When there is none but a
+    /// CRITICAL partition (above `than`) is being synthesized, waits for it up to
+    /// `cfg.hold_for_urgent`: the device idles briefly instead of starting an operation the
+    /// urgent partition would then wait for.
+    fn pop_more_urgent(
+        &self,
+        than: Priority,
+        accept: impl Fn(&DeviceItem) -> bool,
+    ) -> Option<DeviceItem> {
+        let hold = self.cfg.hold_for_urgent;
+        if than >= Priority::Critical || hold.is_zero() {
+            return self.device_q.pop_higher(than, accept);
+        }
+        self.device_q.pop_higher_waiting(
+            than,
+            accept,
+            || self.urgent_synthesizing.load(Ordering::SeqCst) > 0,
+            hold,
+        )
+    }
 }
 
 /// Counts a partition between synthesis and the end of its device work.
@@ -483,6 +530,8 @@ fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::Thread
         let Ok(host) = inner.host.acquire(bytes, &|| job.is_cancelled()) else {
             continue;
         };
+        let _urgent = (job.priority == Priority::Critical)
+            .then(|| UrgentSynthesis::new(&inner.urgent_synthesizing));
         let t = Instant::now();
         let res = match pool {
             Some(pool) => {
@@ -529,7 +578,12 @@ fn device_loop(inner: &Inner, device: &Arc<Device>) {
             let v = device.vram();
             v.total() - v.used() >= i.job.work.device_bytes_per_partition()
         };
-        while let Some(item) = inner.device_q.pop_higher(running, |i| accept(i) && fits(i)) {
+        loop {
+            let t0 = Instant::now();
+            let next = inner.pop_more_urgent(running, |i| accept(i) && fits(i));
+            // Time spent waiting for urgent work is not the running proof's either.
+            g.add_yielded(t0.elapsed());
+            let Some(item) = next else { break };
             let outer_job = device.current_job();
             let (y0, t) = (g.yielded(), Instant::now());
             if let Some((job, parts)) = run_item(inner, device, g, item) {
@@ -567,7 +621,7 @@ fn device_loop(inner: &Inner, device: &Arc<Device>) {
         // Higher-priority work may have arrived since the pop: it goes first, and this item
         // goes back to the front of its priority.
         let p = item.job.priority;
-        if let Some(better) = inner.device_q.pop_higher(p, accept) {
+        if let Some(better) = inner.pop_more_urgent(p, accept) {
             inner.device_q.requeue(p, item);
             item = better;
         }

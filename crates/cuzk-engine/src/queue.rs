@@ -2,7 +2,7 @@
 //! with a predicate so a worker can skip items it must not take.
 
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::job::Priority;
 
@@ -60,6 +60,37 @@ impl<T> WorkQueue<T> {
         let mut st = self.lock();
         let best = Self::best(&st.items, |p, t| p > than && accept(t))?;
         Some(st.items.swap_remove(best).2)
+    }
+
+    /// Like [`pop_higher`](Self::pop_higher), but while none is queued and `pending()` says
+    /// one is on its way, waits for it until `max` has passed. `pending()` is read under the
+    /// queue's lock: a producer that pushes before it stops reporting pending is never missed.
+    pub fn pop_higher_waiting(
+        &self,
+        than: Priority,
+        accept: impl Fn(&T) -> bool,
+        pending: impl Fn() -> bool,
+        max: Duration,
+    ) -> Option<T> {
+        let deadline = Instant::now() + max;
+        let mut st = self.lock();
+        loop {
+            if let Some(i) = Self::best(&st.items, |p, t| p > than && accept(t)) {
+                return Some(st.items.swap_remove(i).2);
+            }
+            let now = Instant::now();
+            if st.closed || now >= deadline || !pending() {
+                return None;
+            }
+            // A push wakes this at once; the short timeout notices a pending item that
+            // failed instead of arriving.
+            let wait = (deadline - now).min(Duration::from_millis(2));
+            st = self
+                .cv
+                .wait_timeout(st, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 
     /// The best item `accept` takes, without waiting.

@@ -23,6 +23,7 @@ fn cfg(workers: usize) -> EngineConfig {
         host_budget: 64 << 20,
         pipeline: true,
         pause_for_urgent: true,
+        hold_for_urgent: Duration::from_millis(100),
     }
 }
 
@@ -435,6 +436,67 @@ fn critical_partition_runs_at_the_next_yield_point_of_a_long_partition() {
 #[test]
 fn critical_partition_taken_by_an_idle_worker_still_runs_at_the_next_yield_point() {
     critical_partition_overtakes_at_a_yield_point(2);
+}
+
+/// A device at a yield point waits (`hold_for_urgent`) for a CRITICAL partition that is
+/// being synthesized, so the partition starts as soon as it is ready instead of at the next
+/// yield point; the wait is not charged to the proof that yielded.
+#[test]
+fn a_yield_point_holds_the_device_for_a_critical_partition_in_synthesis() {
+    let slow = Faults {
+        delay: Duration::from_millis(3000),
+        ..Faults::default()
+    };
+    let (devs, phys) = sim_devices(1, slow);
+    let mut c = cfg(1);
+    c.hold_for_urgent = Duration::from_secs(10);
+    let engine = Engine::start(c, devs).unwrap();
+    engine
+        .submit("porep", TestWork::new("porep", 1), None)
+        .unwrap();
+    while engine.status().devices[0].current_job.is_none() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let gate = Arc::new(std::sync::Barrier::new(2));
+    let winning = Arc::new(TestWork {
+        synth_gate: Some(gate.clone()),
+        ..Arc::try_unwrap(TestWork::new("winning-post", 1)).unwrap()
+    });
+    engine.submit("winning", winning, None).unwrap();
+    // The PoRep reaches its first yield point (its first 0.5 s slice, a little computing,
+    // its second slice) well within 2.3 s and holds the device there for the winning
+    // partition, whose synthesis ends when the gate opens. (Without the hold, the gate
+    // opens between two yield points, about 0.5 s apart when computing is quick.)
+    std::thread::sleep(Duration::from_millis(2300));
+    gate.wait();
+    let w = engine.await_job("winning", None).unwrap();
+    assert!(
+        matches!(w.status, JobStatus::Completed(_)),
+        "{:?}",
+        w.status
+    );
+    // Without the hold it would wait for the PoRep's next yield point (up to a 0.5 s slice).
+    assert!(
+        w.timings.device_wait < Duration::from_millis(100),
+        "winning waited {:?} for the device",
+        w.timings.device_wait
+    );
+    let p = engine.await_job("porep", None).unwrap();
+    assert!(
+        matches!(p.status, JobStatus::Completed(_)),
+        "{:?}",
+        p.status
+    );
+    // The device idled most of a second for the winning partition; that is not the PoRep's
+    // device time (both proofs take the same 3 s of simulated device time).
+    assert!(
+        p.timings.device < w.timings.device + Duration::from_millis(400),
+        "the hold was charged to the PoRep: porep {:?}, winning {:?}",
+        p.timings.device,
+        w.timings.device
+    );
+    assert_eq!(phys[0].violations(), 0, "two provers inside the device");
+    engine.shutdown(Duration::from_secs(1), false);
 }
 
 fn critical_partition_overtakes_at_a_yield_point(workers: usize) {

@@ -11,8 +11,10 @@
 //! ```text
 //! manifest.json            commitments, ids, randomness, file names (see [`Manifest`])
 //! params/v28-*.params|vk   insecure test parameters (+ .blake3 sidecars)
-//! inputs/                  porep-c1.json, porep-c1-wrapped.json, winning-0.bin,
-//!                          window-<i>.bin, snap-<k>.bin
+//! params/v28-fil-inner-product-v1.srs
+//!                          insecure SnarkPack SRS for NI-PoRep aggregation (+ sidecar)
+//! inputs/                  porep-c1.json, porep-c1-wrapped.json, porep-ni-c1.json,
+//!                          winning-0.bin, window-<i>.bin, snap-<k>.bin
 //! sectors/                 staged data, replicas and caches of the sealed sectors
 //! parents/                 filecoin-proofs' SDR parent cache
 //! ```
@@ -80,6 +82,11 @@ pub struct Manifest {
     pub params: Vec<ParamEntry>,
     /// PoRep C2 input.
     pub porep: PoRepFixture,
+    /// NI-PoRep C2 input: a third sector, sealed with the non-interactive registered proof
+    /// (its C1 seed is zero: NI-PoRep ignores it).
+    pub porep_ni: PoRepFixture,
+    /// The inner-product SRS NI-PoRep aggregation reads, insecure like the parameters.
+    pub srs: SrsFile,
     /// WinningPoSt input.
     pub winning: PoStFixture,
     /// WindowPoSt input (one partition).
@@ -103,6 +110,17 @@ pub struct PoRepFixture {
     pub comm_r: String,
     /// comm_d, hex.
     pub comm_d: String,
+}
+
+/// The SnarkPack SRS file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SrsFile {
+    /// File name under `params/`.
+    pub file: String,
+    /// BLAKE3 of the file, hex.
+    pub blake3: String,
+    /// The most proofs it can aggregate.
+    pub max_proofs: usize,
 }
 
 /// PoSt input.
@@ -154,6 +172,19 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 impl Manifest {
+    /// The request a client would send for the PoRep C2 of `porep` (one of this manifest's).
+    pub fn porep_request(&self, dir: &Path, porep: &PoRepFixture) -> Result<ProofRequest> {
+        let path = dir.join(&porep.c1_json);
+        Ok(ProofRequest {
+            kind: Some(ProofKind::PoRep),
+            miner_id: self.miner_id,
+            registered_proof: Some(porep.registered_proof),
+            sector_number: porep.sector_number,
+            vanilla_proof: fs::read(&path).map_err(|e| Error::io(&path, e))?,
+            ..Default::default()
+        })
+    }
+
     /// Reads `dir/manifest.json`.
     pub fn load(dir: &Path) -> Result<Self> {
         let path = dir.join(MANIFEST);
@@ -176,11 +207,7 @@ impl Manifest {
             ..Default::default()
         };
         match kind {
-            ProofKind::PoRep => {
-                req.registered_proof = Some(self.porep.registered_proof);
-                req.sector_number = self.porep.sector_number;
-                req.vanilla_proof = read(&self.porep.c1_json)?;
-            }
+            ProofKind::PoRep => return self.porep_request(dir, &self.porep),
             ProofKind::WinningPoSt | ProofKind::WindowPoSt => {
                 let f = if kind == ProofKind::WinningPoSt {
                     &self.winning
@@ -293,6 +320,41 @@ fn ensure_params(
     Ok(entry(digest))
 }
 
+/// Makes (or checks) the insecure inner-product SRS NI-PoRep aggregation reads.
+fn ensure_srs(dir: &Path, progress: &dyn Progress) -> Result<SrsFile> {
+    // Aggregates of up to 128 proofs: a 2 KiB NI-PoRep has 13 partitions, padded to 16.
+    const MAX_PROOFS: usize = 128;
+    let path = storage_proofs_core::parameter_cache::parameter_cache_srs_key_path("", 0);
+    let file = path
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or("v28-fil-inner-product-v1.srs")
+        .to_owned();
+    let path = dir.join(&file);
+    let sidecar = dir.join(format!("{file}.blake3"));
+    let entry = |blake3: String| SrsFile {
+        file: file.clone(),
+        blake3,
+        max_proofs: MAX_PROOFS,
+    };
+    if let (true, Ok(recorded)) = (path.exists(), fs::read_to_string(&sidecar)) {
+        let actual = blake3_file(&path)?;
+        if actual == recorded.trim() {
+            return Ok(entry(actual));
+        }
+    }
+    let t = Instant::now();
+    progress.step("generating the insecure inner-product SRS (NI-PoRep aggregation)");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(PARAMS_SEED ^ 0x5125);
+    let srs =
+        bellperson::groth16::aggregate::setup_fake_srs::<blstrs::Bls12, _>(&mut rng, MAX_PROOFS);
+    write_file(&path, |w| srs.write(w))?;
+    let digest = blake3_file(&path)?;
+    fs::write(&sidecar, &digest).map_err(|e| Error::io(&sidecar, e))?;
+    progress.done(t.elapsed());
+    Ok(entry(digest))
+}
+
 fn proofs_err(what: &'static str) -> impl Fn(anyhow::Error) -> Error {
     move |e| Error::proofs(format!("{what}: {e:#}"))
 }
@@ -384,55 +446,43 @@ fn post_randomness(rng: &mut impl RngCore) -> [u8; 32] {
     r
 }
 
-fn make_sector_inputs<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>>(
-    out: &Path,
-    size: SectorSize,
-    progress: &dyn Progress,
-) -> Result<(PoRepFixture, PoStFixture, PoStFixture, SnapFixture)> {
-    let sectors = out.join("sectors");
-    let inputs = out.join("inputs");
-    for d in [&sectors, &inputs] {
-        fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
-    }
-    let mut rng = rand_chacha::ChaCha8Rng::from_entropy();
-    let seal_proof = SealProof::of(size, 1);
-    let config = seal_proof.porep_config();
-    let prover = prover_id(FIXTURE_MINER_ID);
-    let write_input = |name: &str, bytes: &[u8]| -> Result<String> {
-        let path = inputs.join(name);
-        fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
-        Ok(format!("inputs/{name}"))
-    };
+struct SectorInputs {
+    porep: PoRepFixture,
+    porep_ni: PoRepFixture,
+    winning: PoStFixture,
+    window: PoStFixture,
+    snap: SnapFixture,
+}
 
-    let t = Instant::now();
-    progress.step(&format!("sealing two {size} sectors"));
-    let (t1, t2): ([u8; 32], [u8; 32]) = (rng.gen(), rng.gen());
-    let (s1, pieces1) = seal_sector::<Tree>(&sectors, seal_proof, 1, &mut rng, t1)?;
-    let (s2, _) = seal_sector::<Tree>(&sectors, seal_proof, 2, &mut rng, t2)?;
-    progress.done(t.elapsed());
-
-    let t = Instant::now();
-    progress.step("PoRep commit phase 1 (C1)");
-    let mut seed: [u8; 32] = rng.gen();
-    seed[0] |= 1;
+/// Runs C1 for a sealed sector and writes its output as `<name>.json` (and, Curio's wrapper,
+/// `<name>-wrapped.json`) under `inputs`.
+fn write_c1<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>>(
+    inputs: &Path,
+    name: &str,
+    proof: SealProof,
+    s: &Sealed,
+    ticket: [u8; 32],
+    seed: [u8; 32],
+    pieces: &[filecoin_proofs::PieceInfo],
+) -> Result<PoRepFixture> {
     let c1 = seal_commit_phase1::<_, Tree>(
-        &config,
-        &s1.cache,
-        &s1.sealed,
-        prover,
-        SectorId::from(s1.sector_id),
-        t1,
+        &proof.porep_config(),
+        &s.cache,
+        &s.sealed,
+        prover_id(FIXTURE_MINER_ID),
+        SectorId::from(s.sector_id),
+        ticket,
         seed,
         filecoin_proofs::SealPreCommitOutput {
-            comm_r: s1.comm_r,
-            comm_d: s1.comm_d,
+            comm_r: s.comm_r,
+            comm_d: s.comm_d,
         },
-        &pieces1,
+        pieces,
     )
     .map_err(proofs_err("seal commit phase 1"))?;
     let json = serde_json::to_vec(&C1Output::<Tree> {
-        registered_proof: seal_proof.name(),
-        vanilla_proofs: C1VanillaProofs::for_size(size, c1.vanilla_proofs),
+        registered_proof: proof.name(),
+        vanilla_proofs: C1VanillaProofs::for_size(proof.size, c1.vanilla_proofs),
         comm_r: c1.comm_r,
         comm_d: c1.comm_d,
         replica_id: c1.replica_id,
@@ -441,20 +491,66 @@ fn make_sector_inputs<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::
     })
     .map_err(|e| Error::proofs(format!("encoding C1 output: {e}")))?;
     let wrapped = serde_json::to_vec(&C1Wrapper {
-        sector_num: s1.sector_id,
+        sector_num: s.sector_id,
         phase1_out: base64::engine::general_purpose::STANDARD.encode(&json),
-        sector_size: size.bytes(),
+        sector_size: proof.size.bytes(),
     })
     .map_err(|e| Error::proofs(format!("encoding wrapper: {e}")))?;
-    let porep = PoRepFixture {
-        registered_proof: seal_proof.id,
-        sector_number: s1.sector_id,
-        c1_json: write_input("porep-c1.json", &json)?,
-        c1_wrapped: write_input("porep-c1-wrapped.json", &wrapped)?,
-        comm_r: hex(&s1.comm_r),
-        comm_d: hex(&s1.comm_d),
+    let write = |file: String, bytes: &[u8]| -> Result<String> {
+        let path = inputs.join(&file);
+        fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        Ok(format!("inputs/{file}"))
     };
-    for s in [&s1, &s2] {
+    Ok(PoRepFixture {
+        registered_proof: proof.id,
+        sector_number: s.sector_id,
+        c1_json: write(format!("{name}.json"), &json)?,
+        c1_wrapped: write(format!("{name}-wrapped.json"), &wrapped)?,
+        comm_r: hex(&s.comm_r),
+        comm_d: hex(&s.comm_d),
+    })
+}
+
+fn make_sector_inputs<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>>(
+    out: &Path,
+    size: SectorSize,
+    progress: &dyn Progress,
+) -> Result<SectorInputs> {
+    let sectors = out.join("sectors");
+    let inputs = out.join("inputs");
+    // Sealing and encoding must not meet the caches of an earlier, incomplete run.
+    if sectors.exists() {
+        fs::remove_dir_all(&sectors).map_err(|e| Error::io(&sectors, e))?;
+    }
+    for d in [&sectors, &inputs] {
+        fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::from_entropy();
+    let seal_proof = SealProof::of(size, 1);
+    let prover = prover_id(FIXTURE_MINER_ID);
+    let write_input = |name: &str, bytes: &[u8]| -> Result<String> {
+        let path = inputs.join(name);
+        fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        Ok(format!("inputs/{name}"))
+    };
+
+    let t = Instant::now();
+    progress.step(&format!("sealing three {size} sectors"));
+    let (t1, t2): ([u8; 32], [u8; 32]) = (rng.gen(), rng.gen());
+    let (s1, pieces1) = seal_sector::<Tree>(&sectors, seal_proof, 1, &mut rng, t1)?;
+    let (s2, _) = seal_sector::<Tree>(&sectors, seal_proof, 2, &mut rng, t2)?;
+    let t3: [u8; 32] = rng.gen();
+    let ni_proof = SealProof::of(size, 3);
+    let (s3, pieces3) = seal_sector::<Tree>(&sectors, ni_proof, 3, &mut rng, t3)?;
+    progress.done(t.elapsed());
+
+    let t = Instant::now();
+    progress.step("PoRep commit phase 1 (C1), interactive and non-interactive");
+    let mut seed: [u8; 32] = rng.gen();
+    seed[0] |= 1;
+    let porep = write_c1::<Tree>(&inputs, "porep-c1", seal_proof, &s1, t1, seed, &pieces1)?;
+    let porep_ni = write_c1::<Tree>(&inputs, "porep-ni-c1", ni_proof, &s3, t3, [0; 32], &pieces3)?;
+    for s in [&s1, &s2, &s3] {
         clear_cache(&s.cache).map_err(proofs_err("clearing the sealing cache"))?;
     }
     progress.done(t.elapsed());
@@ -550,7 +646,13 @@ fn make_sector_inputs<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::
         vanilla,
     };
     progress.done(t.elapsed());
-    Ok((porep, winning, window, snap))
+    Ok(SectorInputs {
+        porep,
+        porep_ni,
+        winning,
+        window,
+        snap,
+    })
 }
 
 /// Points filecoin-proofs at a fixture folder's parameters and SDR parent cache (creating the
@@ -619,8 +721,14 @@ pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) ->
             progress,
         )?);
     }
+    let srs = ensure_srs(&params_dir, progress)?;
     if let Ok(m) = Manifest::load(out) {
-        let mut files: Vec<&String> = vec![&m.porep.c1_json, &m.porep.c1_wrapped];
+        let mut files: Vec<&String> = vec![
+            &m.porep.c1_json,
+            &m.porep.c1_wrapped,
+            &m.porep_ni.c1_json,
+            &m.porep_ni.c1_wrapped,
+        ];
         files.extend(
             m.winning
                 .vanilla
@@ -628,12 +736,17 @@ pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) ->
                 .chain(&m.window.vanilla)
                 .chain(&m.snap.vanilla),
         );
-        if m.params == params && files.iter().all(|f| out.join(f).exists()) {
+        if m.params == params && m.srs == srs && files.iter().all(|f| out.join(f).exists()) {
             return Ok(m);
         }
     }
-    let (porep, winning, window, snap) =
-        make_sector_inputs::<SectorShapeBase>(out, size, progress)?;
+    let SectorInputs {
+        porep,
+        porep_ni,
+        winning,
+        window,
+        snap,
+    } = make_sector_inputs::<SectorShapeBase>(out, size, progress)?;
     let m = Manifest {
         insecure_test_parameters: true,
         note: "INSECURE TEST PARAMETERS: generated from a fixed seed; anyone can forge proofs against them. Never use them for real sectors.".into(),
@@ -641,6 +754,8 @@ pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) ->
         miner_id: FIXTURE_MINER_ID,
         params,
         porep,
+        porep_ni,
+        srs,
         winning,
         window,
         snap,

@@ -32,7 +32,7 @@ pub use circuit::CircuitSpec;
 pub use decode::decode_c1_for_filecoin_proofs;
 pub use error::{Error, InputError, Result};
 pub use plan::{plan, ProofPlan, Synthesized};
-pub use prove::{prove_plan, ProofOutput, ProveOptions, StageTimings};
+pub use prove::{prove_partitions, prove_plan, ProofOutput, ProveOptions, StageTimings};
 pub use registry::{PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
 pub use request::ProofRequest;
 pub use store::{bind_filecoin_parameter_dir, CircuitStore, SrsEntry, Tier, DEFAULT_PARAMETER_DIR};

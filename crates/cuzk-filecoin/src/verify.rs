@@ -69,14 +69,50 @@ pub fn bad_partitions(plan: &dyn ProofPlan, proof: &[u8]) -> Result<Vec<usize>> 
     Ok(bad)
 }
 
-/// Verifies the assembled proof with filecoin-proofs; on failure names the bad partitions.
+/// Verifies an assembled proof with filecoin-proofs. On failure, names the partitions whose
+/// proofs fail on their own when the output holds them side by side (an aggregate cannot be
+/// split; [`assemble_verified`] names them from the partition proofs).
 pub fn verify_assembled(plan: &dyn ProofPlan, proof: &[u8]) -> Result<()> {
-    let ok = proof.len() == plan.partitions() * PARTITION_PROOF_BYTES
+    let ok = (plan.aggregated() || proof.len() == plan.partitions() * PARTITION_PROOF_BYTES)
         && plan.verify(proof).unwrap_or(false);
     if ok {
         return Ok(());
     }
     Err(Error::Verification {
-        bad_partitions: bad_partitions(plan, proof)?,
+        bad_partitions: if plan.aggregated() {
+            Vec::new()
+        } else {
+            bad_partitions(plan, proof)?
+        },
     })
+}
+
+/// Assembles the output proof from the partition proofs (concatenated, or aggregated for
+/// NI-PoRep) and verifies it with filecoin-proofs; on failure names the bad partitions.
+pub fn assemble_verified(plan: &dyn ProofPlan, partition_proofs: &[u8]) -> Result<Vec<u8>> {
+    let named = |plan: &dyn ProofPlan| -> Result<Error> {
+        Ok(Error::Verification {
+            bad_partitions: bad_partitions(plan, partition_proofs)?,
+        })
+    };
+    if partition_proofs.len() != plan.partitions() * PARTITION_PROOF_BYTES {
+        return Err(named(plan)?);
+    }
+    let proof = match plan.assemble(partition_proofs) {
+        Ok(p) => p,
+        // Aggregation refuses malformed partition proofs (a point off the curve): name them.
+        Err(e) => {
+            return match bad_partitions(plan, partition_proofs)? {
+                bad if !bad.is_empty() => Err(Error::Verification {
+                    bad_partitions: bad,
+                }),
+                _ => Err(e),
+            }
+        }
+    };
+    match verify_assembled(plan, &proof) {
+        Ok(()) => Ok(proof),
+        Err(Error::Verification { .. }) if plan.aggregated() => Err(named(plan)?),
+        Err(e) => Err(e),
+    }
 }

@@ -9,7 +9,7 @@ use cuzk_groth16::{Parameters, Pce, ProvingAssignment};
 use crate::error::Result;
 use crate::plan::{guard, ProofPlan};
 use crate::store::CircuitStore;
-use crate::verify::verify_assembled;
+use crate::verify::assemble_verified;
 
 /// One Filecoin proof as engine work.
 pub struct FilecoinWork {
@@ -127,8 +127,6 @@ impl ProofWork for FilecoinWork {
     }
 
     fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, String> {
-        let proof = partitions.concat();
-        verify_assembled(self.plan.as_ref(), &proof).map_err(|e| e.to_string())?;
-        Ok(proof)
+        assemble_verified(self.plan.as_ref(), &partitions.concat()).map_err(|e| e.to_string())
     }
 }

@@ -47,6 +47,7 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
         host_budget: 4 << 30,
         pipeline: true,
         pause_for_urgent: true,
+        hold_for_urgent: Duration::from_millis(100),
     };
     let engine = Engine::start(cfg, devices).unwrap();
     let mut ids = Vec::new();

@@ -181,3 +181,46 @@ fn snap_parity() {
     );
     same_layout(&ours(ProofKind::SnapDeals), &theirs);
 }
+
+/// NI-PoRep parity: filecoin-proofs' `seal_commit_phase2` (13 partitions, aggregated) on the
+/// same C1 also verifies, and its aggregate has our aggregate's length. Ignored by default:
+/// filecoin-proofs' prover takes about 9 minutes for it on 2 cores; run it with
+/// `cargo nextest run -p cuzk-filecoin --run-ignored only ni_porep_parity`.
+#[test]
+#[ignore]
+fn ni_porep_parity() {
+    let f = fixtures();
+    let m = &f.manifest;
+    let bytes = std::fs::read(f.dir.join(&m.porep_ni.c1_json)).unwrap();
+    let c1 = decode_c1_for_filecoin_proofs::<SectorShapeBase>(&bytes).unwrap();
+    let (ticket, seed) = (c1.ticket, c1.seed);
+    let config = SealProof::from_id(m.porep_ni.registered_proof)
+        .unwrap()
+        .porep_config();
+    let sector = SectorId::from(m.porep_ni.sector_number);
+    let prover = prover_id(m.miner_id);
+    let theirs = filecoin_proofs::seal_commit_phase2(&config, c1, prover, sector)
+        .unwrap()
+        .proof;
+    assert!(filecoin_proofs::verify_seal::<SectorShapeBase>(
+        &config,
+        h32(&m.porep_ni.comm_r),
+        h32(&m.porep_ni.comm_d),
+        prover,
+        sector,
+        ticket,
+        seed,
+        &theirs
+    )
+    .unwrap());
+    let p = plan(&m.porep_request(&f.dir, &m.porep_ni).unwrap()).unwrap();
+    let ours = prove_plan(
+        p.as_ref(),
+        &f.store,
+        &CpuBackend::new(),
+        ProveOptions::default(),
+    )
+    .unwrap()
+    .proof;
+    assert_eq!(ours.len(), theirs.len());
+}

@@ -123,3 +123,51 @@ fn porep_witness_by_challenge_equals_sequential_synthesis() {
     assert_eq!(split.witness.aux, direct.witness.aux);
     assert!(split.a == direct.a && split.b == direct.b && split.c == direct.c);
 }
+
+/// NI-PoRep: 13 partitions proved, aggregated with SnarkPack, verified by filecoin-proofs'
+/// `verify_seal`; a bad partition is named before aggregation and a changed aggregate byte is
+/// rejected.
+#[test]
+fn ni_porep_aggregates_and_verifies_and_names_a_bad_partition() {
+    use cuzk_filecoin::prove_partitions;
+    use cuzk_filecoin::verify::assemble_verified;
+    let f = fixtures();
+    let req = f
+        .manifest
+        .porep_request(&f.dir, &f.manifest.porep_ni)
+        .unwrap();
+    let p = plan(&req).unwrap();
+    assert_eq!(p.partitions(), 13);
+    assert!(p.aggregated());
+    let (parts, _) = prove_partitions(
+        p.as_ref(),
+        &f.store,
+        &CpuBackend::new(),
+        ProveOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(parts.len(), 13 * 192);
+    let proof = assemble_verified(p.as_ref(), &parts).unwrap();
+    assert_ne!(proof.len(), parts.len(), "the output is the aggregate");
+    assert!(
+        p.verify(&proof).unwrap(),
+        "NI-PoRep rejected by verify_seal"
+    );
+
+    let mut bad_parts = parts.clone();
+    bad_parts[5 * 192 + 20] ^= 0x01;
+    match assemble_verified(p.as_ref(), &bad_parts) {
+        Err(Error::Verification { bad_partitions }) => assert_eq!(bad_partitions, vec![5]),
+        other => panic!("expected partition 5 named, got {other:?}"),
+    }
+    let mut bad = proof.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x01;
+    assert!(
+        matches!(
+            verify_assembled(p.as_ref(), &bad),
+            Err(Error::Verification { .. })
+        ),
+        "a changed aggregate byte must not verify"
+    );
+}

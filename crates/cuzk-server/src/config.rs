@@ -81,6 +81,9 @@ pub struct EngineSection {
     pub pipeline: bool,
     /// While CRITICAL work synthesizes, ordinary synthesis pauses (at most 1 s).
     pub pause_for_urgent: bool,
+    /// Milliseconds a device waits, at a yield point, for a CRITICAL partition that is being
+    /// synthesized (0 = off).
+    pub hold_for_urgent_ms: u64,
 }
 
 impl Default for EngineSection {
@@ -94,6 +97,7 @@ impl Default for EngineSection {
             host_memory: "auto".into(),
             pipeline: true,
             pause_for_urgent: true,
+            hold_for_urgent_ms: 100,
         }
     }
 }
@@ -269,6 +273,12 @@ impl Config {
         if self.engine.workers_per_device == 0 {
             return Err(value("engine.workers_per_device", "must be at least 1"));
         }
+        if self.engine.hold_for_urgent_ms > 1000 {
+            return Err(value(
+                "engine.hold_for_urgent_ms",
+                "at most 1000 (a device idles that long per yield point)",
+            ));
+        }
         self.host_memory()?;
         self.preload()?;
         match self.devices.backend.as_str() {
@@ -408,6 +418,9 @@ mod tests {
             .unwrap_err()
             .contains("devices.cuda"));
         assert!(parse("[engine]\nhost_memory = \"lots\"").is_err());
+        assert!(parse("[engine]\nhold_for_urgent_ms = 5000")
+            .unwrap_err()
+            .contains("hold_for_urgent_ms"));
         assert!(parse("[log]\nformat = \"xml\"").is_err());
         assert!(parse("[http]\nlisten = \"0.0.0.0:9821\"")
             .unwrap_err()

@@ -152,6 +152,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e| CliError::input(e.to_string()))?,
             pipeline: cfg.engine.pipeline,
             pause_for_urgent: cfg.engine.pause_for_urgent,
+            hold_for_urgent: Duration::from_millis(cfg.engine.hold_for_urgent_ms),
         },
         devices(&cfg)?,
     )

@@ -46,6 +46,10 @@ enum Command {
         /// Synthesize without the pre-compiled constraint evaluator.
         #[arg(long)]
         no_pce: bool,
+        /// Also prove the non-interactive PoRep (13 partitions, aggregated; minutes on a few
+        /// cores).
+        #[arg(long)]
+        ni_porep: bool,
     },
     /// Run the backend conformance suite and 2 KiB proofs of every kind through a backend.
     Selftest(selftest::Args),
@@ -110,7 +114,7 @@ fn main() -> ExitCode {
         Command::Client(args) => client::run(args),
         Command::Prove(args) => prove_cmd::prove(args, &cache),
         Command::Fixtures(args) => prove_cmd::fixtures(args),
-        Command::Demo { no_pce } => prove_cmd::demo(&cache, !no_pce),
+        Command::Demo { no_pce, ni_porep } => prove_cmd::demo(&cache, !no_pce, ni_porep),
         Command::Selftest(args) => selftest::run(&args, &cache),
         Command::Bench { which } => bench::run(which, &cache).map_err(CliError::from),
     };

@@ -185,21 +185,34 @@ pub fn fixtures(args: FixturesArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Runs `cuzk demo`: fixtures in the cache folder, then all four kinds proved and verified.
-pub fn demo(cache: &Path, use_pce: bool) -> Result<(), CliError> {
+/// Runs `cuzk demo`: fixtures in the cache folder, then all four kinds (and, asked, the
+/// non-interactive PoRep) proved and verified.
+pub fn demo(cache: &Path, use_pce: bool, ni_porep: bool) -> Result<(), CliError> {
     let dir = cache.join("fixtures-2KiB");
     bind_fixture_dirs(&dir)?;
     let m: Manifest = ensure_fixtures(&dir, SectorSize::S2KiB, &Spinner::default())?;
     let store = fixture_store(&dir);
     println!("| kind | constraints | partitions | synthesis (s) | prove (s) | verify (s) | total (s) | result |");
     println!("|---|---|---|---|---|---|---|---|");
-    for kind in [
-        ProofKind::WinningPoSt,
-        ProofKind::WindowPoSt,
-        ProofKind::SnapDeals,
-        ProofKind::PoRep,
-    ] {
-        let req = m.request(&dir, kind)?;
+    let mut rows = vec![
+        (
+            "winning-post".to_owned(),
+            m.request(&dir, ProofKind::WinningPoSt)?,
+        ),
+        (
+            "window-post".to_owned(),
+            m.request(&dir, ProofKind::WindowPoSt)?,
+        ),
+        ("snap".to_owned(), m.request(&dir, ProofKind::SnapDeals)?),
+        ("porep".to_owned(), m.request(&dir, ProofKind::PoRep)?),
+    ];
+    if ni_porep {
+        rows.push((
+            "porep (NI, aggregated)".to_owned(),
+            m.porep_request(&dir, &m.porep_ni)?,
+        ));
+    }
+    for (label, req) in rows {
         let p = plan(&req)?;
         let constraints = store.pce(p.circuit())?.num_constraints();
         let out = prove_plan(
@@ -210,7 +223,7 @@ pub fn demo(cache: &Path, use_pce: bool) -> Result<(), CliError> {
         )?;
         let t = out.timings;
         println!(
-            "| {kind} | {constraints} | {} | {:.2} | {:.2} | {:.2} | {:.2} | verified |",
+            "| {label} | {constraints} | {} | {:.2} | {:.2} | {:.2} | {:.2} | verified |",
             p.partitions(),
             (t.circuit_build + t.witness + t.pce_eval).as_secs_f64(),
             (t.ntt + t.msm).as_secs_f64(),

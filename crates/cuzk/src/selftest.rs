@@ -16,7 +16,8 @@ use crate::CliError;
 pub struct Args {
     #[command(flatten)]
     backend: BackendArgs,
-    /// Small sizes only (seconds on a CPU) instead of the device suite.
+    /// Small sizes only (seconds on a CPU) instead of the device suite, and no NI-PoRep (13
+    /// partitions).
     #[arg(long)]
     quick: bool,
     /// Fixtures folder for the Filecoin proofs (made if missing; default: in the cache).
@@ -56,19 +57,28 @@ pub fn run(args: &Args, cache: &std::path::Path) -> Result<(), CliError> {
         bind_fixture_dirs(&dir)?;
         let m = ensure_fixtures(&dir, SectorSize::S2KiB, &Spinner::default())?;
         let store = fixture_store(&dir);
-        for kind in [
-            ProofKind::WinningPoSt,
-            ProofKind::WindowPoSt,
-            ProofKind::SnapDeals,
-            ProofKind::PoRep,
-        ] {
+        let mut proofs = vec![
+            (
+                "2KiB winning-post",
+                m.request(&dir, ProofKind::WinningPoSt)?,
+            ),
+            ("2KiB window-post", m.request(&dir, ProofKind::WindowPoSt)?),
+            ("2KiB snap", m.request(&dir, ProofKind::SnapDeals)?),
+            ("2KiB porep", m.request(&dir, ProofKind::PoRep)?),
+        ];
+        if !args.quick {
+            proofs.push((
+                "2KiB porep NI (aggregated)",
+                m.porep_request(&dir, &m.porep_ni)?,
+            ));
+        }
+        for (label, req) in proofs {
             total += 1;
-            let req = m.request(&dir, kind)?;
             let p = plan(&req)?;
             match prove_plan(p.as_ref(), &store, backend.as_ref(), ProveOptions::default()) {
                 Ok(out) => println!(
                     "PASS {:<40} {:>9.3} ms  {} bytes, verified by filecoin-proofs (NTT {:.1} ms, MSM {:.1} ms)",
-                    format!("2KiB {kind}"),
+                    label,
                     out.timings.total.as_secs_f64() * 1e3,
                     out.proof.len(),
                     out.timings.ntt.as_secs_f64() * 1e3,
@@ -76,7 +86,7 @@ pub fn run(args: &Args, cache: &std::path::Path) -> Result<(), CliError> {
                 ),
                 Err(e) => {
                     failed += 1;
-                    println!("FAIL {:<40} {e}", format!("2KiB {kind}"));
+                    println!("FAIL {label:<40} {e}");
                 }
             }
         }

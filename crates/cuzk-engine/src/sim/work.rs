@@ -69,6 +69,8 @@ pub struct SyntheticWork {
     pub log: Option<(String, Arc<Mutex<Vec<String>>>)>,
     /// Extra synthesis time per partition.
     pub synth_delay: Duration,
+    /// When set, each partition's synthesis waits here until the test joins it.
+    pub synth_gate: Option<Arc<std::sync::Barrier>>,
 }
 
 impl SyntheticWork {
@@ -81,6 +83,7 @@ impl SyntheticWork {
             device_bytes: 1 << 20,
             log: None,
             synth_delay: Duration::ZERO,
+            synth_gate: None,
         })
     }
 
@@ -113,6 +116,9 @@ impl ProofWork for SyntheticWork {
     }
     fn synthesize(&self, _k: usize) -> Result<Synthesized, String> {
         std::thread::sleep(self.synth_delay);
+        if let Some(gate) = &self.synth_gate {
+            gate.wait();
+        }
         let s = shape();
         let w = synthesize_witness(s.circuit).map_err(|e| e.to_string())?;
         Ok(Box::new(s.pce.evaluate(w).map_err(|e| e.to_string())?))

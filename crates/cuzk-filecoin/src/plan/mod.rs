@@ -45,6 +45,18 @@ pub trait ProofPlan: Send + Sync {
     fn synthesize(&self, k: usize, pce: Option<&Pce>) -> Result<Synthesized>;
     /// The public inputs of partition `k` as its verifier computes them.
     fn public_inputs(&self, k: usize) -> Result<Vec<blstrs::Scalar>>;
+    /// The output proof from the partition proofs (each [`PARTITION_PROOF_BYTES`], in order):
+    /// their concatenation, or for NI-PoRep their SnarkPack aggregate.
+    ///
+    /// [`PARTITION_PROOF_BYTES`]: crate::verify::PARTITION_PROOF_BYTES
+    fn assemble(&self, partition_proofs: &[u8]) -> Result<Vec<u8>> {
+        Ok(partition_proofs.to_vec())
+    }
+    /// Whether [`assemble`](Self::assemble) aggregates (the output is not the partition
+    /// proofs side by side).
+    fn aggregated(&self) -> bool {
+        false
+    }
     /// filecoin-proofs' verdict on the assembled proof bytes.
     fn verify(&self, proof: &[u8]) -> Result<bool>;
 }

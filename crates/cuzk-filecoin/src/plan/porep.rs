@@ -2,12 +2,17 @@
 
 use std::marker::PhantomData;
 
+use bellperson::groth16::aggregate::AggregateVersion;
 use blstrs::Scalar;
 use cuzk_groth16::Pce;
 use filecoin_hashers::{poseidon::PoseidonHasher, sha256::Sha256Domain, Domain};
 use filecoin_proofs::parameters::setup_params;
-use filecoin_proofs::{DefaultPieceHasher, MerkleTreeTrait, PoRepConfig, VanillaSealProof};
+use filecoin_proofs::{
+    DefaultPieceHasher, MerkleTreeTrait, PoRepConfig, SealCommitOutput, VanillaSealProof,
+};
+use storage_proofs_core::api_version::ApiFeature;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::parameter_cache::parameter_cache_srs_key_path;
 use storage_proofs_core::sector::SectorId;
 use storage_proofs_porep::stacked::{
     self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg, Tau,
@@ -70,13 +75,6 @@ pub(super) fn resolve_registered_proof(req: &ProofRequest) -> Result<SealProof, 
 
 impl<Tree: 'static + MerkleTreeTrait> PoRepPlan<Tree> {
     pub(super) fn new(req: &ProofRequest, proof: SealProof) -> Result<Self> {
-        if proof.non_interactive() {
-            return Err(InputError::new(format!(
-                "{} (non-interactive PoRep, aggregated C2 output) is not supported",
-                proof.name()
-            ))
-            .into());
-        }
         let input = decode_c1::<Tree>(&req.vanilla_proof)?;
         let c1 = input.c1;
         if c1.vanilla_proofs.size_label() != proof.size.label() {
@@ -109,7 +107,12 @@ impl<Tree: 'static + MerkleTreeTrait> PoRepPlan<Tree> {
         }
         let comm_r_safe = poseidon_commitment(&c1.comm_r, "comm_r")?;
         let comm_d_safe = sha_commitment(&c1.comm_d, "comm_d")?;
-        let seed = bytes32(&c1.seed, "seed")?;
+        // NI-PoRep draws its challenges without the interactive seed, which may be zero.
+        let seed = if proof.non_interactive() {
+            c1.seed
+        } else {
+            bytes32(&c1.seed, "seed")?
+        };
         let ticket = c1.ticket;
         let config = proof.porep_config();
         let prover_id = prover_id(req.miner_id);
@@ -256,6 +259,39 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoRepPlan<Tree> {
             Some(k),
         )
         .map_err(Error::proofs)
+    }
+
+    fn aggregated(&self) -> bool {
+        self.config.feature_enabled(ApiFeature::NonInteractivePoRep)
+    }
+
+    /// NI-PoRep's output is the SnarkPack (v2) aggregate of the partition proofs, padded to a
+    /// power of two, with filecoin-proofs' transcript (hash of comm_r); it needs the
+    /// inner-product SRS from the parameter directory.
+    fn assemble(&self, partition_proofs: &[u8]) -> Result<Vec<u8>> {
+        if !self.aggregated() {
+            return Ok(partition_proofs.to_vec());
+        }
+        let srs = parameter_cache_srs_key_path(&self.spec.identifier, self.partitions());
+        if !srs.exists() {
+            return Err(Error::Params {
+                circuit: self.spec.srs_id(),
+                path: srs,
+                reason: "NI-PoRep aggregation needs the inner-product SRS file (fetched with \
+                         the parameters)"
+                    .into(),
+            });
+        }
+        filecoin_proofs::aggregate_seal_commit_proofs::<Tree>(
+            &self.config,
+            &[self.comm_r],
+            &[self.seed],
+            &[SealCommitOutput {
+                proof: partition_proofs.to_vec(),
+            }],
+            AggregateVersion::V2,
+        )
+        .map_err(|e| Error::proofs(format!("aggregating the NI-PoRep partition proofs: {e:#}")))
     }
 
     fn verify(&self, proof: &[u8]) -> Result<bool> {

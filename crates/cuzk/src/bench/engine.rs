@@ -35,9 +35,33 @@ pub struct Args {
     backend: BackendArgs,
 }
 
+/// The engine's aids to CRITICAL work: pausing ordinary synthesis, holding a device at a
+/// yield point for a CRITICAL partition in synthesis.
+#[derive(Clone, Copy)]
+struct UrgentAids {
+    pause: bool,
+    hold: bool,
+}
+
+impl UrgentAids {
+    const ALL: UrgentAids = UrgentAids {
+        pause: true,
+        hold: true,
+    };
+
+    fn label(self) -> &'static str {
+        match (self.pause, self.hold) {
+            (true, true) => "pause and hold",
+            (true, false) => "pause only",
+            (false, true) => "hold only",
+            (false, false) => "neither",
+        }
+    }
+}
+
 fn engine(
     pipeline: bool,
-    pause_for_urgent: bool,
+    aids: UrgentAids,
     backend: &Arc<dyn ProvingBackend>,
     synthesis_threads: usize,
 ) -> anyhow::Result<Engine> {
@@ -56,7 +80,12 @@ fn engine(
             retention: Duration::from_secs(3600),
             host_budget: 12 << 30,
             pipeline,
-            pause_for_urgent,
+            pause_for_urgent: aids.pause,
+            hold_for_urgent: if aids.hold {
+                EngineConfig::default().hold_for_urgent
+            } else {
+                Duration::ZERO
+            },
         },
         vec![device],
     )?)
@@ -115,7 +144,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         store.params(work(kind)?.plan().circuit())?;
     }
     {
-        let e = engine(true, true, &backend, args.synthesis_threads)?;
+        let e = engine(true, UrgentAids::ALL, &backend, args.synthesis_threads)?;
         for (i, kind) in [ProofKind::PoRep, ProofKind::WinningPoSt]
             .into_iter()
             .enumerate()
@@ -135,7 +164,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     println!("| pipeline | PoRep jobs | wall (s) | proofs/min | device busy |");
     println!("|---|---|---|---|---|");
     for pipeline in [true, false] {
-        let e = engine(pipeline, true, &backend, args.synthesis_threads)?;
+        let e = engine(pipeline, UrgentAids::ALL, &backend, args.synthesis_threads)?;
         let t = Instant::now();
         for j in 0..args.porep_jobs {
             e.submit(&format!("p{j}"), work(ProofKind::PoRep)?, None)?;
@@ -162,13 +191,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     );
     println!("|---|---|---|---|---|---|---|");
     let mut notes = Vec::new();
-    for pause in [true, false] {
-        let mode = if pause {
-            "ordinary synthesis pauses"
-        } else {
-            "no pause"
-        };
-        let e = engine(true, pause, &backend, args.synthesis_threads)?;
+    for aids in [
+        UrgentAids::ALL,
+        UrgentAids {
+            pause: true,
+            hold: false,
+        },
+        UrgentAids {
+            pause: false,
+            hold: false,
+        },
+    ] {
+        let mode = aids.label();
+        let e = engine(true, aids, &backend, args.synthesis_threads)?;
         let mut idle = Vec::new();
         for r in 0..args.winning_runs {
             let id = format!("w-idle-{r}");
