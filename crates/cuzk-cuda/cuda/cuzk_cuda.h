@@ -79,6 +79,11 @@ cuzk_status_t cuzk_cuda_resident_msm(cuzk_resident_t* resident, const void* scal
 cuzk_status_t cuzk_cuda_h_msm_resident(cuzk_resident_t* resident, const void* a, const void* b,
                                        const void* c, size_t len, uint32_t lg_n,
                                        const void* z_inv, void* out, float* gpu_ms);
+// Benchmarks: uploads n scalars to the resident's device, then the MSM over them from device
+// memory (as H's MSM runs in a proof); msm_ms is the MSM's wall time without the upload.
+cuzk_status_t cuzk_cuda_resident_msm_device_scalars(cuzk_resident_t* resident,
+                                                    const void* scalars, size_t n, void* out,
+                                                    double* msm_ms);
 void cuzk_cuda_resident_free(cuzk_resident_t* resident);
 
 #ifdef __cplusplus

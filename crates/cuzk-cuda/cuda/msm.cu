@@ -59,3 +59,30 @@ static_assert(sizeof(g2_point_t) == 288, "G2 Jacobian layout differs from blst_p
 #define CUZK_BUCKET g2_bucket_t
 #define CUZK_AFFINE g2_affine_t
 #include "msm_impl.cuh"
+
+#ifndef __CUDA_ARCH__
+#include <chrono>
+
+extern "C" cuzk_status_t cuzk_cuda_resident_msm_device_scalars(cuzk_resident_t* resident,
+                                                               const void* scalars, size_t n,
+                                                               void* out, double* msm_ms)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(resident != nullptr && out != nullptr && msm_ms != nullptr,
+                      "null argument");
+        cuzk::require(n > 0 && scalars != nullptr, "no scalars");
+        cuzk::require(n <= resident->n, "more scalars than resident bases");
+        const gpu_t& gpu = cuzk::select(resident->device);
+        stream_t& s = gpu;
+        dev_ptr_t<fr_t> d{n, s};
+        s.HtoD(&d[0], static_cast<const fr_t*>(scalars), n);
+        // The MSM runs on sppark's own streams: the upload must be complete first, and is
+        // not part of the time.
+        s.sync();
+        auto t0 = std::chrono::steady_clock::now();
+        resident->msm_device(&d[0], n, out);
+        *msm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                      .count();
+    });
+}
+#endif

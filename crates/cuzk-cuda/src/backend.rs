@@ -461,6 +461,12 @@ impl ProvingBackend for CudaBackend {
         Some(self.resident().iter().map(|r| r.source_id).collect())
     }
 
+    fn computes_on_host(&self) -> bool {
+        // The kernels run on the GPU; the host side (scalar gathering, sppark's final bucket
+        // sums) runs on the calling thread and sppark's own pool, never rayon's.
+        false
+    }
+
     fn ntt(&self, values: &mut [Scalar], inverse: bool) -> cuzk_groth16::Result<()> {
         self.ntt_timed(values, inverse)?;
         Ok(())

@@ -94,6 +94,13 @@ extern "C" {
         n: usize,
         out: *mut c_void,
     ) -> Status;
+    pub(crate) fn cuzk_cuda_resident_msm_device_scalars(
+        resident: *mut Resident,
+        scalars: *const c_void,
+        n: usize,
+        out: *mut c_void,
+        msm_ms: *mut f64,
+    ) -> Status;
     pub(crate) fn cuzk_cuda_resident_free(resident: *mut Resident);
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_cuda_h_msm_resident(

@@ -8,7 +8,7 @@ const ALLOC_SLACK: u64 = 4 << 20;
 /// was free at enumeration, NTT twiddle tables, sppark's streams.
 pub(crate) const RUNTIME_OVERHEAD: u64 = 256 << 20;
 
-const FR_BYTES: u64 = 32;
+pub(crate) const FR_BYTES: u64 = 32;
 
 /// A group's device sizes.
 #[derive(Clone, Copy, Debug)]

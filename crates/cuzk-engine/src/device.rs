@@ -139,6 +139,12 @@ impl Device {
         self.backend.resident_sources()
     }
 
+    /// Whether its proofs compute on the host's CPU threads (see
+    /// [`ProvingBackend::computes_on_host`]).
+    pub fn computes_on_host(&self) -> bool {
+        self.backend.computes_on_host()
+    }
+
     /// The VRAM budget.
     pub fn vram(&self) -> &Arc<MemoryBudget> {
         &self.vram

@@ -21,7 +21,7 @@ use crate::error::EngineError;
 use crate::job::{Job, JobStatus, JobView, Priority};
 use crate::memory::{MemoryBudget, Reservation};
 use crate::metrics::{KindMetrics, Metrics};
-use crate::pause::CpuPause;
+use crate::pause;
 use crate::queue::WorkQueue;
 use crate::work::{ProofWork, Synthesized};
 
@@ -44,8 +44,11 @@ pub struct EngineConfig {
     /// Overlap synthesis with proving. Off, a partition is synthesized only when no other
     /// partition is waiting for or on a device (for comparison in benchmarks).
     pub pipeline: bool,
-    /// While a CRITICAL partition synthesizes, ordinary synthesis pauses at its next task
-    /// boundary (for at most a second), so the urgent lane has the CPU cores to itself.
+    /// While a CRITICAL partition synthesizes, ordinary synthesis pauses (at its next
+    /// allocation, block of PCE rows or task boundary; for at most a second), so the urgent
+    /// lane has the CPU cores to itself. Where every device computes off the host (CUDA), the
+    /// pause lasts until the partition's proof is done, so its host-side device work does
+    /// not share the cores either.
     pub pause_for_urgent: bool,
     /// At a yield point (and before a proof starts), a device waits up to this long for a
     /// CRITICAL partition that is being synthesized, so that partition takes the device the
@@ -125,6 +128,9 @@ struct DeviceItem {
     k: usize,
     synth: Synthesized,
     _host: Reservation,
+    /// Open while a CRITICAL partition waits for and runs on a device (see
+    /// `EngineConfig::pause_for_urgent`).
+    _pause: Option<pause::Hold>,
     retried: bool,
     excluded: Option<String>,
 }
@@ -142,7 +148,9 @@ struct Inner {
     /// Partitions synthesized and not yet done on a device.
     in_flight: AtomicUsize,
     /// Pauses ordinary synthesis while urgent synthesis runs.
-    pause: Arc<CpuPause>,
+    /// The pause a CRITICAL partition keeps open after synthesis, through its proof: only
+    /// where no device's proofs run in the pool the pause stops.
+    pause_through_proof: bool,
     /// CRITICAL partitions being synthesized. Decremented only after the partition is in
     /// `device_q` (or has failed), so a device that sees zero under the queue's lock also
     /// sees the partition in the queue.
@@ -193,6 +201,7 @@ impl Engine {
                     .into(),
             ));
         }
+        let pause_through_proof = devices.iter().all(|d| !d.computes_on_host());
         let inner = Arc::new(Inner {
             host: MemoryBudget::new("host", cfg.host_budget),
             cfg,
@@ -204,7 +213,7 @@ impl Engine {
             accepting: AtomicBool::new(true),
             started: Instant::now(),
             in_flight: AtomicUsize::new(0),
-            pause: CpuPause::new(Duration::from_secs(1)),
+            pause_through_proof,
             urgent_synthesizing: AtomicUsize::new(0),
         });
         let mut threads = Vec::new();
@@ -222,8 +231,10 @@ impl Engine {
         for i in 0..inner.cfg.urgent_synthesis_threads {
             let inner = inner.clone();
             threads.push(spawn(format!("cuzk-synth-urgent-{i}"), move || {
+                pause::exempt_this_thread();
                 let pool = rayon::ThreadPoolBuilder::new()
                     .thread_name(move |j| format!("cuzk-urgent-{i}-{j}"))
+                    .start_handler(|_| pause::exempt_this_thread())
                     .build()
                     .ok();
                 synthesis_loop(&inner, Priority::Critical, pool.as_ref())
@@ -488,6 +499,9 @@ impl Inner {
     }
 }
 
+/// The longest a CRITICAL partition pauses ordinary synthesis (per held period).
+const PAUSE_MAX: Duration = Duration::from_secs(1);
+
 /// Counts a partition between synthesis and the end of its device work.
 struct InFlight(Arc<Inner>);
 
@@ -533,13 +547,12 @@ fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::Thread
         let _urgent = (job.priority == Priority::Critical)
             .then(|| UrgentSynthesis::new(&inner.urgent_synthesizing));
         let t = Instant::now();
+        let pause = (pool.is_some() && inner.cfg.pause_for_urgent).then(|| pause::hold(PAUSE_MAX));
         let res = match pool {
-            Some(pool) => {
-                let _hold = inner.cfg.pause_for_urgent.then(|| inner.pause.hold());
-                pool.install(|| job.work.synthesize(k))
-            }
+            Some(pool) => pool.install(|| job.work.synthesize(k)),
             None => job.work.synthesize(k),
         };
+        let pause = pause.filter(|_| inner.pause_through_proof);
         let took = t.elapsed();
         job.lock().timings.synthesis += took;
         inner.metrics.with(job.work.kind(), |m| {
@@ -558,6 +571,7 @@ fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::Thread
                     k,
                     synth,
                     _host: host,
+                    _pause: pause,
                     retried: false,
                     excluded: None,
                 },

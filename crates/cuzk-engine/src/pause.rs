@@ -1,78 +1,42 @@
-//! Ordinary CPU work steps aside while urgent work synthesizes.
+//! Ordinary CPU work steps aside while urgent work runs.
 //!
-//! Ordinary synthesis runs its parallel parts (witness units, PCE products) in rayon's global
-//! pool; the urgent lanes have pools of their own. While an urgent partition synthesizes, a
-//! [`Hold`] is open: every global-pool thread, at its next task boundary, waits until no hold
-//! is open, so the urgent pool has the cores to itself. The wait is capped at
-//! [`CpuPause::max_wait`]: a pool thread may be paused while it holds something the urgent work
-//! needs (a lazy initializer), and then the cap is what ends the wait, not a deadlock.
+//! Ordinary synthesis runs in the synthesis threads and rayon's global pool; the urgent lanes
+//! run in pools of their own, whose threads are exempt from
+//! [`cuzk_groth16::gate`]. A [`Hold`] closes that gate: ordinary witness synthesis and PCE
+//! products stop at their next checkpoint (every allocation, every block of rows), and a
+//! broadcast task stops every global-pool thread at its next task boundary, for work that
+//! passes no checkpoint. The stop is capped at `max_wait` per held period (see the gate's
+//! docs): a paused thread may hold something the urgent work needs.
 
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// The pause shared by the urgent lanes of one engine.
-#[derive(Debug)]
-pub(crate) struct CpuPause {
-    /// Holds open now.
-    open: Mutex<usize>,
-    changed: Condvar,
-    max_wait: Duration,
+use cuzk_groth16::gate::{self, GateHold};
+
+/// While alive, ordinary synthesis and the global pool pause (see the module docs).
+pub(crate) struct Hold {
+    _gate: GateHold,
 }
 
-/// While alive, global-pool threads pause at their next task boundary.
-pub(crate) struct Hold(Arc<CpuPause>);
-
-impl CpuPause {
-    pub(crate) fn new(max_wait: Duration) -> Arc<Self> {
-        Arc::new(CpuPause {
-            open: Mutex::new(0),
-            changed: Condvar::new(),
-            max_wait,
-        })
-    }
-
-    /// Opens a hold and asks every thread of the global pool to wait while any is open.
-    /// Must be called from outside the global pool (it would pause its own caller).
-    pub(crate) fn hold(self: &Arc<Self>) -> Hold {
-        *self.lock() += 1;
-        let pause = self.clone();
-        rayon::spawn_broadcast(move |_| pause.wait());
-        Hold(self.clone())
-    }
-
-    /// Waits until no hold is open, or `max_wait`.
-    fn wait(&self) {
-        let until = Instant::now() + self.max_wait;
-        let mut open = self.lock();
-        while *open > 0 {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            open = match self.changed.wait_timeout(open, left) {
-                Ok((g, _)) => g,
-                Err(p) => p.into_inner().0,
-            };
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, usize> {
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
-    }
+/// Opens a hold. Must be called from outside the global pool (it would pause its own caller).
+pub(crate) fn hold(max_wait: Duration) -> Hold {
+    let g = gate::hold(max_wait);
+    rayon::spawn_broadcast(|_| gate::checkpoint());
+    Hold { _gate: g }
 }
 
-impl Drop for Hold {
-    fn drop(&mut self) {
-        *self.0.lock() -= 1;
-        self.0.changed.notify_all();
-    }
+/// Marks the calling thread as one that does urgent work.
+pub(crate) fn exempt_this_thread() {
+    gate::exempt_this_thread();
 }
 
+// One test for the module: the gate is per process, so tests in one process share it.
 #[cfg(test)]
 mod tests {
     use super::*;
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Instant;
 
     /// Runs many small tasks in the global pool until `stop`, counting them.
     fn busy_global_pool(
@@ -90,8 +54,7 @@ mod tests {
     }
 
     #[test]
-    fn global_pool_pauses_while_a_hold_is_open_and_resumes_after() {
-        let pause = CpuPause::new(Duration::from_secs(30));
+    fn global_pool_pauses_while_a_hold_is_open_resumes_after_and_at_most_max_wait() {
         let (done, stop) = (
             Arc::new(AtomicUsize::new(0)),
             Arc::new(AtomicBool::new(false)),
@@ -100,7 +63,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         assert!(done.load(Ordering::SeqCst) > 0, "the pool never ran");
 
-        let hold = pause.hold();
+        let h = hold(Duration::from_secs(30));
         // Tasks already started finish; then every pool thread waits.
         std::thread::sleep(Duration::from_millis(100));
         let before = done.load(Ordering::SeqCst);
@@ -111,17 +74,13 @@ mod tests {
             "pool kept working under a hold"
         );
 
-        drop(hold);
+        drop(h);
         std::thread::sleep(Duration::from_millis(100));
         assert!(done.load(Ordering::SeqCst) > before, "pool did not resume");
         stop.store(true, Ordering::SeqCst);
         worker.join().unwrap();
-    }
 
-    #[test]
-    fn a_hold_pauses_the_pool_at_most_max_wait() {
-        let pause = CpuPause::new(Duration::from_millis(50));
-        let _hold = pause.hold();
+        let _h = hold(Duration::from_millis(50));
         let t = Instant::now();
         // A task queued behind the pause runs once the cap ends the wait.
         let v: usize = (0..1000usize).into_par_iter().sum();

@@ -450,6 +450,9 @@ fn a_yield_point_holds_the_device_for_a_critical_partition_in_synthesis() {
     let (devs, phys) = sim_devices(1, slow);
     let mut c = cfg(1);
     c.hold_for_urgent = Duration::from_secs(10);
+    // The pause would stop the PoRep's computing (in the global pool) for up to a second
+    // while the winning partition synthesizes; this test is about the hold alone.
+    c.pause_for_urgent = false;
     let engine = Engine::start(c, devs).unwrap();
     engine
         .submit("porep", TestWork::new("porep", 1), None)

@@ -47,6 +47,13 @@ pub trait ProvingBackend: Send + Sync {
         None
     }
 
+    /// Whether its operations compute on the host's CPU threads (rayon's global pool). A
+    /// scheduler that pauses that pool for urgent work must not pause it for a proof on such
+    /// a backend. A device backend whose host side is single-threaded returns false.
+    fn computes_on_host(&self) -> bool {
+        true
+    }
+
     /// A whole proof of one assignment with the given randomness, and where its time went.
     fn prove(
         &self,

@@ -39,6 +39,7 @@ pub mod domain;
 mod error;
 mod field;
 mod fixed_base;
+pub mod gate;
 mod generator;
 pub mod msm;
 pub mod msm_batch;

@@ -6,6 +6,9 @@
 //! that can compute their witness directly (neptune's Poseidon, for one) skip their
 //! constraint-building path entirely.
 //!
+//! Every allocation passes a [`gate::checkpoint`](crate::gate::checkpoint): ordinary
+//! synthesis stops there while urgent work holds the gate.
+//!
 //! Layout: the constant one is input 0 (added by [`synthesize_witness`]); `extend` appends a
 //! child's inputs after the first (its temporary ONE) and all its aux, the mapping the
 //! recording system uses.
@@ -125,6 +128,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        crate::gate::checkpoint();
         self.aux.push(f()?);
         Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
     }
@@ -185,6 +189,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     }
 
     fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        crate::gate::checkpoint();
         let a0 = self.aux.len();
         let i0 = self.inputs.len();
         self.aux.resize(a0 + aux_n, Scalar::ZERO);
@@ -199,6 +204,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     }
 
     fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        crate::gate::checkpoint();
         let a0 = self.aux.len();
         self.aux.resize(a0 + n, Scalar::ZERO);
         &mut self.aux[a0..]

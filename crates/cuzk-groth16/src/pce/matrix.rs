@@ -164,6 +164,7 @@ impl Matrix {
         out.par_chunks_mut(ROWS_PER_TASK)
             .enumerate()
             .for_each(|(chunk, out)| {
+                crate::gate::checkpoint();
                 let first = chunk * ROWS_PER_TASK;
                 for (i, slot) in out.iter_mut().enumerate() {
                     let r = first + i;
