@@ -319,9 +319,11 @@ impl ResidentG1 {
             n * vram::FR_BYTES + vram::msm_call(n, self.bases.n as u64, vram::G1, false),
         )?;
         let mut out = <blstrs::G1Projective as group::Group>::identity();
-        let took =
-            self.bases
-                .msm_device_scalars(guard, scalars, AsMut::<blst::blst_p1>::as_mut(&mut out))?;
+        let took = self.bases.msm_device_scalars(
+            guard,
+            scalars,
+            AsMut::<blst::blst_p1>::as_mut(&mut out),
+        )?;
         Ok((out, took))
     }
 }

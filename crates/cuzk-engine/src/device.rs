@@ -5,7 +5,14 @@
 //! that call returns ([`DeviceGuard::alloc`]), so allocating before locking does not compile,
 //! and every allocation is named and counted against the device's budget before anything is
 //! allocated. There is no table of locks indexed by number anywhere.
+//!
+//! A check watches that design: every guard registers its device's id (the physical identity,
+//! `cuda:<pci bus id>`) for as long as it lives, across every engine in the process, and a
+//! second guard on the same id at once is counted ([`double_entries`]). By construction the
+//! count stays zero; two `Device`s made for one physical device (the bug of DESIGN.md
+//! section 1) would raise it.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -16,6 +23,36 @@ use cuzk_groth16::{ParameterSource, Proof, ProveTimings, ProvingAssignment, Prov
 use crate::error::EngineError;
 use crate::job::Priority;
 use crate::memory::{MemoryBudget, Reservation};
+
+/// Guards alive now, per device id, in this process.
+static INSIDE: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
+/// Times a guard was taken on a device id that already had one.
+static DOUBLE_ENTRIES: AtomicU64 = AtomicU64::new(0);
+
+/// Times, in this process, a device guard was taken while another guard on the same device
+/// id was alive (see the module docs): zero unless two devices share a physical identity.
+pub fn double_entries() -> u64 {
+    DOUBLE_ENTRIES.load(Ordering::SeqCst)
+}
+
+fn enter(id: &str) {
+    let mut inside = INSIDE.lock().unwrap_or_else(|e| e.into_inner());
+    let n = inside.entry(id.to_owned()).or_insert(0);
+    *n += 1;
+    if *n > 1 {
+        DOUBLE_ENTRIES.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn leave(id: &str) {
+    let mut inside = INSIDE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = inside.get_mut(id) {
+        *n -= 1;
+        if *n == 0 {
+            inside.remove(id);
+        }
+    }
+}
 
 /// What identifies a device to operators.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,6 +155,7 @@ impl Device {
     }
 
     fn guard<'a>(&'a self, g: MutexGuard<'a, ()>) -> DeviceGuard<'a> {
+        enter(&self.info.id);
         DeviceGuard {
             device: self,
             _lock: g,
@@ -247,6 +285,7 @@ impl<'a> DeviceGuard<'a> {
 
 impl Drop for DeviceGuard<'_> {
     fn drop(&mut self) {
+        leave(&self.device.info.id);
         self.set_job(None);
         self.device
             .busy_nanos

@@ -30,7 +30,7 @@ mod queue;
 pub mod sim;
 mod work;
 
-pub use device::{Device, DeviceGuard, DeviceInfo, VramAlloc};
+pub use device::{double_entries, Device, DeviceGuard, DeviceInfo, VramAlloc};
 pub use engine::{DeviceStatus, Engine, EngineConfig, EngineStatus, Submitted};
 pub use error::EngineError;
 pub use job::{JobStatus, JobTimings, JobView, Priority};

@@ -74,6 +74,54 @@ fn mixed_load_on_1_2_4_8_devices_loses_nothing_and_breaks_no_invariant() {
     assert!(total >= 200);
 }
 
+/// The engine's own guard check (no simulator needed): two `Device`s made for one physical
+/// identity, each with its own lock, are caught when both are entered at once; one device
+/// entered by many workers in turn is not.
+#[test]
+fn the_guard_check_catches_two_devices_for_one_physical_id() {
+    let dev = |id: &str| {
+        let info = DeviceInfo {
+            id: id.into(),
+            name: "check".into(),
+            memory_total: 1 << 30,
+        };
+        Device::new(info, Arc::new(cuzk_groth16::CpuBackend::new()), 1 << 30)
+    };
+    let before = cuzk_engine::double_entries();
+    let one = dev("cuda:0000:00:06.0");
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    let _g = one.lock();
+                }
+            });
+        }
+    });
+    assert_eq!(
+        cuzk_engine::double_entries(),
+        before,
+        "one device, one guard at a time"
+    );
+
+    let twin = dev("cuda:0000:00:06.0");
+    let g1 = one.lock();
+    let g2 = twin.lock();
+    assert_eq!(
+        cuzk_engine::double_entries(),
+        before + 1,
+        "two guards on one physical device at once went unnoticed"
+    );
+    drop((g1, g2));
+    let other = dev("cuda:0000:00:07.0");
+    let (_a, _b) = (one.lock(), other.lock());
+    assert_eq!(
+        cuzk_engine::double_entries(),
+        before + 1,
+        "distinct devices"
+    );
+}
+
 /// DESIGN section 1: locks indexed by a logical number while two logical handles reached one
 /// physical GPU let two workers onto that GPU at once. The simulated device must catch it.
 #[test]

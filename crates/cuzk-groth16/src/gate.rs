@@ -127,18 +127,34 @@ mod tests {
         let t1 = checkpoint_loop(false, ordinary.clone(), stop.clone());
         let t2 = checkpoint_loop(true, urgent.clone(), stop.clone());
         std::thread::sleep(Duration::from_millis(50));
-        assert!(ordinary.load(Ordering::SeqCst) > 0, "ordinary thread never ran");
+        assert!(
+            ordinary.load(Ordering::SeqCst) > 0,
+            "ordinary thread never ran"
+        );
 
         let h = hold(Duration::from_secs(30));
         std::thread::sleep(Duration::from_millis(20));
-        let (o0, u0) = (ordinary.load(Ordering::SeqCst), urgent.load(Ordering::SeqCst));
+        let (o0, u0) = (
+            ordinary.load(Ordering::SeqCst),
+            urgent.load(Ordering::SeqCst),
+        );
         std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(ordinary.load(Ordering::SeqCst), o0, "ordinary work ran under a hold");
-        assert!(urgent.load(Ordering::SeqCst) > u0, "exempt work was stopped");
+        assert_eq!(
+            ordinary.load(Ordering::SeqCst),
+            o0,
+            "ordinary work ran under a hold"
+        );
+        assert!(
+            urgent.load(Ordering::SeqCst) > u0,
+            "exempt work was stopped"
+        );
 
         drop(h);
         std::thread::sleep(Duration::from_millis(50));
-        assert!(ordinary.load(Ordering::SeqCst) > o0, "ordinary work did not resume");
+        assert!(
+            ordinary.load(Ordering::SeqCst) > o0,
+            "ordinary work did not resume"
+        );
 
         // A hold left open past its deadline stops nobody after the deadline.
         let h = hold(Duration::from_millis(100));

@@ -87,6 +87,87 @@ pub fn open_cuda(args: &BackendArgs) -> Result<Arc<cuzk_cuda::CudaBackend>, CliE
     Ok(Arc::new(backend))
 }
 
+/// Engine devices for the GPUs `selectors` name (CUDA ordinals or PCI bus ids as the user
+/// wrote them; every GPU when empty), each opened by PCI bus id with `budget` bytes of VRAM
+/// (None: free memory minus the margin). Two selectors naming one GPU are an error: two
+/// devices, two locks, one piece of hardware. `what` names the setting in errors.
+#[cfg(feature = "cuda")]
+pub fn cuda_engine_devices(
+    selectors: &[String],
+    budget: Option<u64>,
+    resident: bool,
+    what: &str,
+) -> Result<Vec<Arc<cuzk_engine::Device>>, CliError> {
+    use cuzk_cuda::{CudaBackend, CudaDevice, DeviceSelector, Residency};
+    use cuzk_engine::{Device, DeviceInfo};
+    let selectors: Vec<DeviceSelector> = if selectors.is_empty() {
+        cuzk_cuda::devices()
+            .map_err(|e| CliError::internal(e.to_string()))?
+            .iter()
+            .map(|d| DeviceSelector::PciBusId(d.pci_bus_id.clone()))
+            .collect()
+    } else {
+        selectors
+            .iter()
+            .map(|s| {
+                s.parse()
+                    .map_err(|e| CliError::input(format!("{what}: {e}")))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    if selectors.is_empty() {
+        return Err(CliError::internal("no usable CUDA device was found"));
+    }
+    let residency = if resident {
+        Residency::Auto
+    } else {
+        Residency::Never
+    };
+    let mut out: Vec<Arc<Device>> = Vec::new();
+    for sel in selectors {
+        let dev = CudaDevice::open(&sel, budget).map_err(|e| CliError::input(e.to_string()))?;
+        let i = dev.info().clone();
+        let id = format!("cuda:{}", i.pci_bus_id);
+        if out.iter().any(|d| d.info().id == id) {
+            return Err(CliError::input(format!(
+                "{what}: {sel} names {} ({}), which is already listed",
+                i.pci_bus_id, i.name
+            )));
+        }
+        let total_budget = dev.budget();
+        let backend =
+            CudaBackend::new(dev, residency).map_err(|e| CliError::internal(e.to_string()))?;
+        tracing::info!(
+            device = %i.pci_bus_id, name = %i.name, ordinal = i.cuda_ordinal,
+            vram_total = i.total_bytes, vram_budget = total_budget, ?residency,
+            "CUDA device"
+        );
+        out.push(Device::new(
+            DeviceInfo {
+                id,
+                name: i.name.clone(),
+                memory_total: i.total_bytes,
+            },
+            Arc::new(backend),
+            total_budget,
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(not(feature = "cuda"))]
+/// Without the `cuda` feature there are no CUDA devices.
+pub fn cuda_engine_devices(
+    _selectors: &[String],
+    _budget: Option<u64>,
+    _resident: bool,
+    what: &str,
+) -> Result<Vec<Arc<cuzk_engine::Device>>, CliError> {
+    Err(CliError::input(format!(
+        "{what}: CUDA devices need a cuzk built with the cuda feature"
+    )))
+}
+
 #[cfg(feature = "cuda")]
 fn gib(b: u64) -> f64 {
     b as f64 / (1u64 << 30) as f64

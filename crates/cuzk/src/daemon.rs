@@ -63,66 +63,14 @@ fn devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
     }
 }
 
-#[cfg(feature = "cuda")]
 fn cuda_devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
-    use cuzk_cuda::{CudaBackend, CudaDevice, DeviceSelector, Residency};
-    let selectors: Vec<DeviceSelector> = if cfg.devices.cuda.is_empty() {
-        cuzk_cuda::devices()
-            .map_err(|e| CliError::internal(e.to_string()))?
-            .iter()
-            .map(|d| DeviceSelector::PciBusId(d.pci_bus_id.clone()))
-            .collect()
-    } else {
-        cfg.devices
-            .cuda
-            .iter()
-            .map(|s| {
-                s.parse()
-                    .map_err(|e| CliError::input(format!("devices.cuda: {e}")))
-            })
-            .collect::<Result<_, _>>()?
-    };
-    if selectors.is_empty() {
-        return Err(CliError::internal(
-            "devices.backend is cuda but no usable CUDA device was found",
-        ));
-    }
     let budget = (cfg.devices.vram_budget_bytes > 0).then_some(cfg.devices.vram_budget_bytes);
-    let residency = if cfg.devices.resident_params {
-        Residency::Auto
-    } else {
-        Residency::Never
-    };
-    let mut out = Vec::new();
-    for sel in selectors {
-        let dev = CudaDevice::open(&sel, budget).map_err(|e| CliError::input(e.to_string()))?;
-        let i = dev.info().clone();
-        let total_budget = dev.budget();
-        let backend =
-            CudaBackend::new(dev, residency).map_err(|e| CliError::internal(e.to_string()))?;
-        tracing::info!(
-            device = %i.pci_bus_id, name = %i.name, ordinal = i.cuda_ordinal,
-            vram_total = i.total_bytes, vram_budget = total_budget, ?residency,
-            "CUDA device"
-        );
-        out.push(Device::new(
-            DeviceInfo {
-                id: format!("cuda:{}", i.pci_bus_id),
-                name: i.name.clone(),
-                memory_total: i.total_bytes,
-            },
-            Arc::new(backend),
-            total_budget,
-        ));
-    }
-    Ok(out)
-}
-
-#[cfg(not(feature = "cuda"))]
-fn cuda_devices(_cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
-    Err(CliError::input(
-        "devices.backend = \"cuda\" needs a cuzk built with the cuda feature",
-    ))
+    crate::backends::cuda_engine_devices(
+        &cfg.devices.cuda,
+        budget,
+        cfg.devices.resident_params,
+        "devices.cuda",
+    )
 }
 
 /// Runs the daemon until SIGTERM or SIGINT.

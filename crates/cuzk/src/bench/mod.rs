@@ -1,5 +1,6 @@
 //! `cuzk bench ...`: side-by-side benchmarks against the peer implementations.
 
+mod devices;
 mod engine;
 mod gpu;
 mod groth16;
@@ -21,6 +22,9 @@ pub enum Which {
     /// The engine on the CPU backend: PoRep stream with the pipeline on and off, WinningPoSt
     /// latency idle and under load.
     Engine(engine::Args),
+    /// The engine over every GPU (and simulated devices beside them): a mixed load of all
+    /// four kinds with guard checks, then PoRep throughput on one GPU against all.
+    Devices(devices::Args),
 }
 
 /// Runs the chosen benchmark.
@@ -30,5 +34,6 @@ pub fn run(which: Which, cache: &Path) -> anyhow::Result<()> {
         Which::Porep(args) => porep::run(&args),
         Which::Engine(args) => engine::run(&args),
         Which::Gpu(args) => gpu::run(&args),
+        Which::Devices(args) => devices::run(&args),
     }
 }
