@@ -99,18 +99,16 @@ impl ResidentBases {
         }
         let mut ms = 0f64;
         // SAFETY: as in `msm`; `ms` is a live f64 the call writes.
-        ffi::check(
-            unsafe {
-                ffi::cuzk_cuda_resident_msm_device_scalars(
-                    self.ptr.as_ptr(),
-                    scalars.as_ptr().cast(),
-                    scalars.len(),
-                    (out as *mut P).cast(),
-                    &mut ms,
-                )
-            },
-            "resident MSM over device scalars",
-        )?;
+        let status = unsafe {
+            ffi::cuzk_cuda_resident_msm_device_scalars(
+                self.ptr.as_ptr(),
+                scalars.as_ptr().cast(),
+                scalars.len(),
+                (out as *mut P).cast(),
+                &mut ms,
+            )
+        };
+        ffi::check(status, "resident MSM over device scalars")?;
         Ok(Duration::from_secs_f64(ms / 1e3))
     }
 }
