@@ -23,7 +23,9 @@ use crate::memory::{MemoryBudget, Reservation};
 use crate::metrics::{KindMetrics, Metrics};
 use crate::pause;
 use crate::queue::WorkQueue;
-use crate::work::{ProofWork, Synthesized};
+use crate::table::JobTable;
+use crate::waiter::{Caller, Waiter};
+use crate::work::{ContentDigest, ProofWork, Synthesized};
 
 /// Engine settings.
 #[derive(Clone, Debug)]
@@ -37,7 +39,7 @@ pub struct EngineConfig {
     pub urgent_synthesis_threads: usize,
     /// Workers per device (one prepares while another computes).
     pub workers_per_device: usize,
-    /// How long a finished job's result stays available to its request id.
+    /// How long a finished job's result stays available to its request id and content.
     pub retention: Duration,
     /// Host memory for synthesized partitions, bytes.
     pub host_budget: u64,
@@ -73,14 +75,16 @@ impl Default for EngineConfig {
 }
 
 /// What submit returns.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Submitted {
-    /// The job id (the request id).
+    /// The job id (see [`Engine::submit`]).
     pub job_id: String,
     /// Jobs ahead of this one in the queues.
     pub queue_position: usize,
-    /// True when the request id named an existing job, which was returned instead.
+    /// True when a job of the same request id and content was returned instead of a new one.
     pub attached: bool,
+    /// The wait on the job, for a [`Caller::Waits`].
+    pub waiter: Option<Waiter>,
 }
 
 /// A device in [`EngineStatus`].
@@ -135,11 +139,11 @@ struct DeviceItem {
     excluded: Option<String>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     cfg: EngineConfig,
     devices: Vec<Arc<Device>>,
     host: Arc<MemoryBudget>,
-    jobs: Mutex<HashMap<String, Arc<Job>>>,
+    jobs: Mutex<JobTable>,
     synth_q: WorkQueue<SynthItem>,
     device_q: WorkQueue<DeviceItem>,
     metrics: Metrics,
@@ -206,7 +210,7 @@ impl Engine {
             host: MemoryBudget::new("host", cfg.host_budget),
             cfg,
             devices,
-            jobs: Mutex::new(HashMap::new()),
+            jobs: Mutex::new(JobTable::default()),
             synth_q: WorkQueue::new(),
             device_q: WorkQueue::new(),
             metrics: Metrics::default(),
@@ -254,75 +258,62 @@ impl Engine {
         })
     }
 
-    /// Submits work under the client's request id. The same id while that job is known
-    /// (queued, running, or finished within the retention time) attaches to it.
+    /// Submits work under the client's request id, for a caller that comes back for the
+    /// result ([`Caller::Detached`]).
+    ///
+    /// A job is named by the request id *and* the work's [`content`](ProofWork::content):
+    /// the same id with the same content attaches to the job that is queued, running or
+    /// completed within the retention time; the same id with other content is a separate
+    /// job; a failed or cancelled job is never attached to, a new one proves again. Job ids
+    /// are `<request id>@<digest prefix>`, `.2`, `.3`, ... for later attempts.
     pub fn submit(
         &self,
         request_id: &str,
         work: Arc<dyn ProofWork>,
         priority: Option<Priority>,
     ) -> Result<Submitted, EngineError> {
-        let inner = &self.inner;
-        if !inner.accepting.load(Ordering::SeqCst) {
-            return Err(EngineError::ShuttingDown);
-        }
-        if request_id.is_empty() {
-            return Err(EngineError::Invalid("request id is empty".into()));
-        }
-        let mut jobs = inner.lock_jobs();
-        inner.purge_expired(&mut jobs);
-        if let Some(j) = jobs.get(request_id) {
-            return Ok(Submitted {
-                job_id: j.id.clone(),
-                queue_position: 0,
-                attached: true,
-            });
-        }
-        if work.partitions() == 0 {
-            return Err(EngineError::Invalid("work has no partitions".into()));
-        }
-        inner.host.check_fits(work.host_bytes_per_partition())?;
-        let need = work.device_bytes_per_partition();
-        if !inner.devices.iter().any(|d| d.vram().total() >= need) {
-            return Err(EngineError::TooLarge(format!(
-                "a partition needs {need} bytes of device memory; no device budget is that large"
-            )));
-        }
-        let active = jobs
-            .values()
-            .filter(|j| !j.lock().status.is_terminal())
-            .count();
-        if active >= inner.cfg.queue_capacity {
-            return Err(EngineError::QueueFull(format!(
-                "{active} jobs queued or running (capacity {})",
-                inner.cfg.queue_capacity
-            )));
-        }
-        let priority = priority.unwrap_or_else(|| Priority::default_for(work.kind()));
-        let job = Job::new(request_id.to_owned(), work, priority);
-        jobs.insert(job.id.clone(), job.clone());
-        drop(jobs);
-        let position = inner
-            .synth_q
-            .count(|i| i.job.priority >= priority && i.k == 0);
-        for k in 0..job.work.partitions() {
-            inner.synth_q.push(
-                priority,
-                SynthItem {
-                    job: job.clone(),
-                    k,
-                },
-            );
-        }
-        Ok(Submitted {
-            job_id: job.id.clone(),
-            queue_position: position,
-            attached: false,
-        })
+        self.submit_as(Caller::Detached, request_id, work, priority)
     }
 
-    /// Waits until the job finishes or `timeout` passes (`None`: no limit); returns its view
-    /// either way.
+    /// [`Engine::submit`] for a given kind of caller; a [`Caller::Waits`] gets the
+    /// [`Waiter`] in [`Submitted::waiter`].
+    pub fn submit_as(
+        &self,
+        caller: Caller,
+        request_id: &str,
+        work: Arc<dyn ProofWork>,
+        priority: Option<Priority>,
+    ) -> Result<Submitted, EngineError> {
+        let content = work.content();
+        self.inner
+            .admit(caller, request_id, &content, Some((work, priority)))
+            .map(|s| s.expect("admitting with work always submits or attaches"))
+    }
+
+    /// Attaches to the job a submission of `content` under `request_id` would attach to (see
+    /// [`Engine::submit`]), without building its work; `None` when there is none.
+    pub fn attach(
+        &self,
+        caller: Caller,
+        request_id: &str,
+        content: &ContentDigest,
+    ) -> Result<Option<Submitted>, EngineError> {
+        self.inner.admit(caller, request_id, content, None)
+    }
+
+    /// A wait on the job `id` names (a job id, or a request id: its newest job) that cancels
+    /// nothing when it is dropped.
+    pub fn waiter(&self, id: &str) -> Result<Waiter, EngineError> {
+        let jobs = self.inner.lock_jobs();
+        let job = jobs
+            .get(id)
+            .ok_or_else(|| EngineError::NotFound(id.to_owned()))?;
+        Ok(Waiter::new(job, None))
+    }
+
+    /// Waits until the job `id` names (a job id, or a request id: its newest job) finishes
+    /// or `timeout` passes (`None`: no limit); returns its view either way. Blocks the
+    /// calling thread; async callers use a [`Waiter`].
     pub fn await_job(&self, id: &str, timeout: Option<Duration>) -> Result<JobView, EngineError> {
         let job = self.inner.job(id)?;
         let deadline = timeout.map(|t| Instant::now() + t);
@@ -345,25 +336,18 @@ impl Engine {
         Ok(job.view())
     }
 
-    /// Cancels a job: queued partitions are dropped with their memory, running ones finish
-    /// and are discarded. Returns whether the job had started.
+    /// Cancels the job `id` names (a job id, or a request id: its newest job): queued
+    /// partitions are dropped with their memory, running ones finish and are discarded.
+    /// Returns whether the job had started.
     pub fn cancel(&self, id: &str) -> Result<bool, EngineError> {
         let job = self.inner.job(id)?;
-        let was_running = job.lock().started;
-        job.cancelled.store(true, Ordering::SeqCst);
-        self.inner.synth_q.retain(|i| !Arc::ptr_eq(&i.job, &job));
-        self.inner.device_q.retain(|i| !Arc::ptr_eq(&i.job, &job));
-        let metrics = &self.inner.metrics;
-        job.terminate(JobStatus::Cancelled, |_| {
-            metrics.with(job.work.kind(), |m| m.cancelled += 1)
-        });
-        Ok(was_running)
+        Ok(self.inner.cancel_job(&job))
     }
 
     /// Up to `limit` jobs the engine knows (queued, running, or finished within the
     /// retention time), newest first, for status pages.
     pub fn recent_jobs(&self, limit: usize) -> Vec<JobView> {
-        let mut jobs: Vec<Arc<Job>> = self.inner.lock_jobs().values().cloned().collect();
+        let mut jobs: Vec<Arc<Job>> = self.inner.lock_jobs().jobs().cloned().collect();
         jobs.sort_by_key(|j| std::cmp::Reverse(j.submitted));
         jobs.into_iter().take(limit).map(|j| j.view()).collect()
     }
@@ -372,7 +356,7 @@ impl Engine {
     pub fn status(&self) -> EngineStatus {
         let inner = &self.inner;
         let mut queues: HashMap<String, (usize, usize)> = HashMap::new();
-        for j in inner.lock_jobs().values() {
+        for j in inner.lock_jobs().jobs() {
             let st = j.lock();
             let e = queues.entry(j.work.kind().to_owned()).or_default();
             match st.status {
@@ -409,7 +393,7 @@ impl Engine {
         loop {
             let pending: Vec<Arc<Job>> = inner
                 .lock_jobs()
-                .values()
+                .jobs()
                 .filter(|j| !j.lock().status.is_terminal())
                 .cloned()
                 .collect();
@@ -418,7 +402,7 @@ impl Engine {
             }
             if Instant::now() >= deadline {
                 for j in pending {
-                    let _ = self.cancel(&j.id);
+                    inner.cancel_job(&j);
                 }
                 break;
             }
@@ -453,20 +437,123 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 }
 
 impl Inner {
-    fn lock_jobs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Job>>> {
+    fn lock_jobs(&self) -> std::sync::MutexGuard<'_, JobTable> {
         self.jobs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn job(&self, id: &str) -> Result<Arc<Job>, EngineError> {
         self.lock_jobs()
             .get(id)
-            .cloned()
             .ok_or_else(|| EngineError::NotFound(id.to_owned()))
     }
 
-    fn purge_expired(&self, jobs: &mut HashMap<String, Arc<Job>>) {
-        let keep = self.cfg.retention;
-        jobs.retain(|_, j| j.lock().finished_at.is_none_or(|t| t.elapsed() < keep));
+    /// Attaches `caller` to the job of `content` under `request_id`, or, given work,
+    /// submits a new one (see [`Engine::submit`]). `None`: nothing to attach to and no work.
+    fn admit(
+        self: &Arc<Self>,
+        caller: Caller,
+        request_id: &str,
+        content: &ContentDigest,
+        work: Option<(Arc<dyn ProofWork>, Option<Priority>)>,
+    ) -> Result<Option<Submitted>, EngineError> {
+        if !self.accepting.load(Ordering::SeqCst) {
+            return Err(EngineError::ShuttingDown);
+        }
+        if request_id.is_empty() {
+            return Err(EngineError::Invalid("request id is empty".into()));
+        }
+        let mut jobs = self.lock_jobs();
+        jobs.purge_expired(self.cfg.retention);
+        let waiter = |job: &Arc<Job>| match caller {
+            Caller::Detached => {
+                job.detached.store(true, Ordering::SeqCst);
+                None
+            }
+            Caller::Waits {
+                cancel_if_abandoned,
+            } => Some(Waiter::new(
+                job.clone(),
+                cancel_if_abandoned.then(|| self.clone()),
+            )),
+        };
+        if let Some(j) = jobs.attachable(request_id, content) {
+            return Ok(Some(Submitted {
+                job_id: j.id.clone(),
+                queue_position: 0,
+                attached: true,
+                waiter: waiter(&j),
+            }));
+        }
+        let Some((work, priority)) = work else {
+            return Ok(None);
+        };
+        if work.partitions() == 0 {
+            return Err(EngineError::Invalid("work has no partitions".into()));
+        }
+        self.host.check_fits(work.host_bytes_per_partition())?;
+        let need = work.device_bytes_per_partition();
+        if !self.devices.iter().any(|d| d.vram().total() >= need) {
+            return Err(EngineError::TooLarge(format!(
+                "a partition needs {need} bytes of device memory; no device budget is that large"
+            )));
+        }
+        let active = jobs
+            .jobs()
+            .filter(|j| !j.lock().status.is_terminal())
+            .count();
+        if active >= self.cfg.queue_capacity {
+            return Err(EngineError::QueueFull(format!(
+                "{active} jobs queued or running (capacity {})",
+                self.cfg.queue_capacity
+            )));
+        }
+        let priority = priority.unwrap_or_else(|| Priority::default_for(work.kind()));
+        let id = jobs.new_id(request_id, content);
+        let job = Job::new(id, request_id.to_owned(), work, priority);
+        jobs.insert(job.clone());
+        let waiter = waiter(&job);
+        drop(jobs);
+        let position = self
+            .synth_q
+            .count(|i| i.job.priority >= priority && i.k == 0);
+        for k in 0..job.work.partitions() {
+            self.synth_q.push(
+                priority,
+                SynthItem {
+                    job: job.clone(),
+                    k,
+                },
+            );
+        }
+        Ok(Some(Submitted {
+            job_id: job.id.clone(),
+            queue_position: position,
+            attached: false,
+            waiter,
+        }))
+    }
+
+    /// Cancels `job` (see [`Engine::cancel`]); returns whether it had started.
+    fn cancel_job(&self, job: &Arc<Job>) -> bool {
+        let was_running = job.lock().started;
+        job.cancelled.store(true, Ordering::SeqCst);
+        self.synth_q.retain(|i| !Arc::ptr_eq(&i.job, job));
+        self.device_q.retain(|i| !Arc::ptr_eq(&i.job, job));
+        job.terminate(JobStatus::Cancelled, |_| {
+            self.metrics.with(job.work.kind(), |m| m.cancelled += 1)
+        });
+        was_running
+    }
+
+    /// A cancelling waiter of `job` is gone: when it was the last waiter and no caller
+    /// submitted the job to come back for it, the job is cancelled (see [`Waiter`]).
+    pub(crate) fn release_waiter(&self, job: &Arc<Job>) {
+        let _jobs = self.lock_jobs();
+        let left = job.waiters.fetch_sub(1, Ordering::SeqCst) - 1;
+        if left == 0 && !job.detached.load(Ordering::SeqCst) && !job.lock().status.is_terminal() {
+            self.metrics.with(job.work.kind(), |m| m.abandoned += 1);
+            self.cancel_job(job);
+        }
     }
 
     fn fail(&self, job: &Job, reason: String) {

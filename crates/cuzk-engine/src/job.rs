@@ -1,10 +1,10 @@
 //! Jobs and their lifecycle: queued, running, then completed, failed or cancelled.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::work::ProofWork;
+use crate::work::{ContentDigest, ProofWork};
 
 /// Scheduling priority; higher runs first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -58,6 +58,8 @@ impl JobStatus {
 /// Per-job timings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JobTimings {
+    /// Waiting for the parameters to load, before submit (see [`ProofWork::params_load`]).
+    pub params_load: Duration,
     /// From submit to the first partition starting synthesis.
     pub queue_wait: Duration,
     /// Synthesis, summed over partitions.
@@ -77,8 +79,11 @@ pub struct JobTimings {
 /// What `await` returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobView {
-    /// The job id (the client's request id).
+    /// The job id: the request id, a digest of the content, and an attempt number after the
+    /// first (see [`Engine::submit`](crate::Engine::submit)).
     pub id: String,
+    /// The client's request id.
+    pub request_id: String,
     /// The kind.
     pub kind: String,
     /// The status now.
@@ -102,26 +107,49 @@ pub(crate) struct JobState {
 
 pub(crate) struct Job {
     pub id: String,
+    pub request_id: String,
+    pub content: ContentDigest,
     pub work: Arc<dyn ProofWork>,
     pub priority: Priority,
     pub submitted: Instant,
     pub cancelled: AtomicBool,
+    /// Calls waiting for the result now (see [`crate::Waiter`]).
+    pub waiters: AtomicUsize,
+    /// Set once a caller submitted it without waiting (it will come back for the result),
+    /// so the job is never cancelled for lack of waiters.
+    pub detached: AtomicBool,
     pub state: Mutex<JobState>,
     pub changed: Condvar,
+    /// True once the status is terminal; async waiters watch it.
+    pub done: tokio::sync::watch::Sender<bool>,
 }
 
 impl Job {
-    pub fn new(id: String, work: Arc<dyn ProofWork>, priority: Priority) -> Arc<Self> {
+    pub fn new(
+        id: String,
+        request_id: String,
+        work: Arc<dyn ProofWork>,
+        priority: Priority,
+    ) -> Arc<Self> {
         let n = work.partitions();
+        let params_load = work.params_load();
         Arc::new(Job {
             id,
+            request_id,
+            content: work.content(),
             work,
             priority,
             submitted: Instant::now(),
             cancelled: AtomicBool::new(false),
+            waiters: AtomicUsize::new(0),
+            detached: AtomicBool::new(false),
+            done: tokio::sync::watch::Sender::new(false),
             state: Mutex::new(JobState {
                 status: JobStatus::Queued,
-                timings: JobTimings::default(),
+                timings: JobTimings {
+                    params_load,
+                    ..JobTimings::default()
+                },
                 parts: vec![None; n],
                 remaining: n,
                 started: false,
@@ -134,6 +162,15 @@ impl Job {
 
     pub fn lock(&self) -> std::sync::MutexGuard<'_, JobState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a new submission of the same content may take this job's result: not when
+    /// it failed or was cancelled (the new submission proves again).
+    pub fn reusable(&self) -> bool {
+        !matches!(
+            self.lock().status,
+            JobStatus::Failed(_) | JobStatus::Cancelled
+        )
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -154,6 +191,7 @@ impl Job {
         account(&st);
         drop(st);
         self.changed.notify_all();
+        self.done.send_replace(true);
         true
     }
 
@@ -161,6 +199,7 @@ impl Job {
         let st = self.lock();
         JobView {
             id: self.id.clone(),
+            request_id: self.request_id.clone(),
             kind: self.work.kind().to_owned(),
             status: st.status.clone(),
             timings: st.timings,

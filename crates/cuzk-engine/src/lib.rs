@@ -3,10 +3,12 @@
 //!
 //! # What this crate owns
 //!
-//! - **Jobs** ([`Engine::submit`], [`Engine::await_job`], [`Engine::cancel`]): keyed by the
-//!   client's request id (a repeat attaches to the same job; finished results are kept for a
-//!   retention time), with per-job timings. A job is never lost: it completes, fails with a
-//!   reason, or is cancelled.
+//! - **Jobs** ([`Engine::submit`], [`Engine::await_job`], [`Engine::cancel`]): named by the
+//!   client's request id *and* a digest of their content (a repeat of both attaches to the
+//!   same job; the same id with other content is another job; a failed or cancelled job is
+//!   never reused; finished results are kept for a retention time), with per-job timings.
+//!   Waiting is asynchronous ([`Waiter`]), and a job whose every waiting caller gave up is
+//!   cancelled. A job is never lost: it completes, fails with a reason, or is cancelled.
 //! - **Scheduling**: priority queues for synthesis and for devices, so higher-priority work
 //!   overtakes at partition boundaries; a bounded queue.
 //! - **Devices** ([`Device`]): each owns its lock and VRAM budget; memory is allocated only
@@ -28,6 +30,8 @@ mod metrics;
 mod pause;
 mod queue;
 pub mod sim;
+mod table;
+mod waiter;
 mod work;
 
 pub use device::{double_entries, Device, DeviceGuard, DeviceInfo, VramAlloc};
@@ -36,4 +40,5 @@ pub use error::EngineError;
 pub use job::{JobStatus, JobTimings, JobView, Priority};
 pub use memory::{auto_host_budget, MemoryBudget, Reservation};
 pub use metrics::{Histogram, KindMetrics, LATENCY_BUCKETS};
-pub use work::{ProofWork, Synthesized};
+pub use waiter::{Caller, Waiter};
+pub use work::{ContentDigest, ProofWork, Synthesized};

@@ -54,8 +54,10 @@ pub struct KindMetrics {
     pub completed: u64,
     /// Jobs failed.
     pub failed: u64,
-    /// Jobs cancelled.
+    /// Jobs cancelled (by a client, at shutdown, or abandoned).
     pub cancelled: u64,
+    /// Jobs cancelled because every caller waiting for them gave up (deadline, disconnect).
+    pub abandoned: u64,
     /// Partition retries after a device failure.
     pub retries: u64,
     /// End-to-end latency of completed jobs.

@@ -2,8 +2,9 @@
 //! device the engine hands over, assembled and verified with filecoin-proofs.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use cuzk_engine::{DeviceGuard, ProofWork, Synthesized};
+use cuzk_engine::{ContentDigest, DeviceGuard, ProofWork, Synthesized};
 use cuzk_groth16::{Parameters, Pce, ProvingAssignment};
 
 use crate::error::Result;
@@ -16,6 +17,7 @@ pub struct FilecoinWork {
     plan: Arc<dyn ProofPlan>,
     params: Arc<Parameters>,
     pce: Option<Arc<Pce>>,
+    params_load: Duration,
     host_bytes: u64,
     device_bytes: u64,
 }
@@ -39,20 +41,28 @@ impl FilecoinWork {
         } else {
             None
         };
+        let t = Instant::now();
         let params = store.params(plan.circuit())?;
-        Ok(Self::with(plan, params, pce))
+        Ok(Self::with(plan, params, t.elapsed(), pce))
     }
 
     /// Like [`FilecoinWork::new`] with the PCE, but never waits for an extraction: when the
     /// circuit's PCE is neither in memory nor on disk, it is extracted in the background for
     /// later work and this work synthesizes directly.
     pub fn without_waiting(plan: Arc<dyn ProofPlan>, store: &Arc<CircuitStore>) -> Result<Self> {
+        let t = Instant::now();
         let params = store.params(plan.circuit())?;
+        let params_load = t.elapsed();
         let pce = store.pce_or_extract_in_background(plan.circuit());
-        Ok(Self::with(plan, params, pce))
+        Ok(Self::with(plan, params, params_load, pce))
     }
 
-    fn with(plan: Arc<dyn ProofPlan>, params: Arc<Parameters>, pce: Option<Arc<Pce>>) -> Self {
+    fn with(
+        plan: Arc<dyn ProofPlan>,
+        params: Arc<Parameters>,
+        params_load: Duration,
+        pce: Option<Arc<Pce>>,
+    ) -> Self {
         // Sizes from the parameters: the H query has one point fewer than the domain, L one
         // per aux variable, the verifying key one IC point per input.
         let domain = (params.h.len() as u64 + 1).next_power_of_two();
@@ -65,6 +75,7 @@ impl FilecoinWork {
             pce,
             plan,
             params,
+            params_load,
         }
     }
 
@@ -82,6 +93,14 @@ impl FilecoinWork {
 impl ProofWork for FilecoinWork {
     fn kind(&self) -> &str {
         self.plan.kind().name()
+    }
+
+    fn content(&self) -> ContentDigest {
+        self.plan.content()
+    }
+
+    fn params_load(&self) -> Duration {
+        self.params_load
     }
 
     fn partitions(&self) -> usize {

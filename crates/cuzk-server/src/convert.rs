@@ -42,6 +42,11 @@ pub fn priority(p: i32) -> Result<Option<Priority>, Status> {
 /// from the C1 output" (the field cannot be told apart from unset); other kinds use the
 /// number as given.
 pub fn request(r: &proto::SubmitProofRequest) -> Result<ProofRequest, Status> {
+    into_request(r.clone())
+}
+
+/// [`request`], moving the proof bytes out of the wire message instead of copying them.
+pub fn into_request(r: proto::SubmitProofRequest) -> Result<ProofRequest, Status> {
     let kind = kind(r.proof_kind)?;
     let registered_proof = match (kind, r.registered_proof) {
         (ProofKind::PoRep, 0) => None,
@@ -51,15 +56,15 @@ pub fn request(r: &proto::SubmitProofRequest) -> Result<ProofRequest, Status> {
         kind: Some(kind),
         registered_proof,
         sector_size: r.sector_size,
-        vanilla_proof: r.vanilla_proof.clone(),
-        vanilla_proofs: r.vanilla_proofs.clone(),
+        vanilla_proof: r.vanilla_proof,
+        vanilla_proofs: r.vanilla_proofs,
         sector_number: r.sector_number,
         miner_id: r.miner_id,
-        randomness: r.randomness.clone(),
+        randomness: r.randomness,
         partition_index: r.partition_index,
-        comm_r_old: r.comm_r_old.clone(),
-        comm_r_new: r.comm_r_new.clone(),
-        comm_d_new: r.comm_d_new.clone(),
+        comm_r_old: r.comm_r_old,
+        comm_r_new: r.comm_r_new,
+        comm_d_new: r.comm_d_new,
     })
 }
 
@@ -105,7 +110,7 @@ fn ms(d: Duration) -> u64 {
 
 /// A job's state as AwaitProof reports it; a job still queued or running is TIMEOUT (the
 /// caller's wait ended first).
-pub fn await_response(v: &JobView, srs_load: Duration) -> proto::AwaitProofResponse {
+pub fn await_response(v: &JobView) -> proto::AwaitProofResponse {
     use proto::await_proof_response::Status as S;
     let (status, proof, error_message) = match &v.status {
         JobStatus::Completed(p) => (S::Completed, p.clone(), String::new()),
@@ -123,7 +128,7 @@ pub fn await_response(v: &JobView, srs_load: Duration) -> proto::AwaitProofRespo
         proof,
         error_message,
         queue_wait_ms: ms(v.timings.queue_wait),
-        srs_load_ms: ms(srs_load),
+        srs_load_ms: ms(v.timings.params_load),
         synthesis_ms: ms(v.timings.synthesis),
         gpu_compute_ms: ms(v.timings.device),
         total_ms: ms(v.timings.total),

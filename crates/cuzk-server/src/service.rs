@@ -1,12 +1,19 @@
 //! The `cuzk.v1.ProvingEngine` service over an [`Engine`] and a [`CircuitStore`].
 //!
 //! Every handler validates its request before touching state; bad input is InvalidArgument
-//! and changes nothing. Engine calls block, so they run on tokio's blocking pool.
+//! and changes nothing. Submitting (hashing, decoding, loading parameters) runs on tokio's
+//! blocking pool; waiting for a result is a future on the job ([`cuzk_engine::Waiter`]) and
+//! holds no thread.
+//!
+//! Jobs are named by request id and content (see [`cuzk_engine::Engine::submit`]). A `Prove`
+//! whose caller gives up (its deadline passes or it disconnects: tonic drops the call) and
+//! leaves no other waiter cancels its job, unless the job was also submitted by SubmitProof
+//! or `cancel_abandoned` is off.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cuzk_engine::Engine;
+use cuzk_engine::{Caller, Engine, Submitted};
 use cuzk_filecoin::{plan, CircuitStore, FilecoinWork};
 
 use crate::placement::placement;
@@ -24,12 +31,14 @@ pub struct ProvingService {
     engine: Arc<Engine>,
     store: Arc<CircuitStore>,
     use_pce: bool,
+    cancel_abandoned: bool,
 }
 
 impl std::fmt::Debug for ProvingService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProvingService")
             .field("use_pce", &self.use_pce)
+            .field("cancel_abandoned", &self.cancel_abandoned)
             .finish_non_exhaustive()
     }
 }
@@ -43,13 +52,22 @@ async fn blocking<T: Send + 'static>(
 }
 
 impl ProvingService {
-    /// A service proving with `engine`, circuits and parameters from `store`.
+    /// A service proving with `engine`, circuits and parameters from `store`. A `Prove`
+    /// whose caller gives up cancels its job (see the module docs).
     pub fn new(engine: Arc<Engine>, store: Arc<CircuitStore>, use_pce: bool) -> Self {
         ProvingService {
             engine,
             store,
             use_pce,
+            cancel_abandoned: true,
         }
+    }
+
+    /// Whether a `Prove` whose caller gives up cancels its job (default on); off, the job
+    /// runs to its end and its result is kept for the retention time.
+    pub fn cancel_abandoned(mut self, on: bool) -> Self {
+        self.cancel_abandoned = on;
+        self
     }
 
     /// The engine.
@@ -57,24 +75,27 @@ impl ProvingService {
         &self.engine
     }
 
+    /// Attaches to the job of the same request id and content, or submits a new one.
     async fn submit(
         &self,
         r: proto::SubmitProofRequest,
-    ) -> Result<proto::SubmitProofResponse, Status> {
+        caller: Caller,
+    ) -> Result<Submitted, Status> {
         if r.request_id.is_empty() {
             return Err(Status::invalid_argument("request_id is required"));
         }
-        let request = convert::request(&r)?;
         let priority = convert::priority(r.priority)?;
+        let request_id = r.request_id.clone();
+        let request = convert::into_request(r)?;
         let (engine, store, use_pce) = (self.engine.clone(), self.store.clone(), self.use_pce);
         blocking(move || {
-            // A known request id attaches without decoding or loading anything again.
-            if let Ok(v) = engine.await_job(&r.request_id, Some(Duration::ZERO)) {
-                return Ok(proto::SubmitProofResponse {
-                    job_id: v.id,
-                    queue_position: 0,
-                    assigned_gpu: v.devices.first().cloned().unwrap_or_default(),
-                });
+            // A job of the same id and content attaches without decoding or loading anything.
+            let content = request.content_digest();
+            if let Some(s) = engine
+                .attach(caller, &request_id, &content)
+                .map_err(|e| engine_status(&e))?
+            {
+                return Ok(s);
             }
             let p = plan(&request).map_err(|e| filecoin_status(&e))?;
             // A submit never waits for a PCE extraction: until the PCE exists, jobs of that
@@ -85,18 +106,21 @@ impl ProvingService {
                 FilecoinWork::new(p, &store, false)
             }
             .map_err(|e| filecoin_status(&e))?;
-            let s = engine
-                .submit(&r.request_id, Arc::new(work), priority)
-                .map_err(|e| engine_status(&e))?;
-            Ok(proto::SubmitProofResponse {
-                job_id: s.job_id,
-                queue_position: s.queue_position.min(u32::MAX as usize) as u32,
-                assigned_gpu: String::new(),
-            })
+            engine
+                .submit_as(caller, &request_id, Arc::new(work), priority)
+                .map_err(|e| engine_status(&e))
         })
         .await
     }
 
+    fn waits(&self) -> Caller {
+        Caller::Waits {
+            cancel_if_abandoned: self.cancel_abandoned,
+        }
+    }
+
+    /// Waits (without a thread) for the job `job_id` names, up to `timeout_ms` (0: no
+    /// limit); a job still in progress then is TIMEOUT.
     async fn await_job(
         &self,
         job_id: String,
@@ -105,15 +129,14 @@ impl ProvingService {
         if job_id.is_empty() {
             return Err(Status::invalid_argument("job_id is required"));
         }
-        let engine = self.engine.clone();
-        let timeout = (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms));
-        blocking(move || {
-            let v = engine
-                .await_job(&job_id, timeout)
-                .map_err(|e| engine_status(&e))?;
-            Ok(convert::await_response(&v, Duration::ZERO))
-        })
-        .await
+        let mut waiter = self.engine.waiter(&job_id).map_err(|e| engine_status(&e))?;
+        let v = match timeout_ms {
+            0 => waiter.finished().await,
+            ms => tokio::time::timeout(Duration::from_millis(ms), waiter.finished())
+                .await
+                .unwrap_or_else(|_| waiter.view()),
+        };
+        Ok(convert::await_response(&v))
     }
 }
 
@@ -123,7 +146,12 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<proto::SubmitProofRequest>,
     ) -> Result<Response<proto::SubmitProofResponse>, Status> {
-        Ok(Response::new(self.submit(request.into_inner()).await?))
+        let s = self.submit(request.into_inner(), Caller::Detached).await?;
+        Ok(Response::new(proto::SubmitProofResponse {
+            job_id: s.job_id,
+            queue_position: s.queue_position.min(u32::MAX as usize) as u32,
+            assigned_gpu: String::new(),
+        }))
     }
 
     async fn await_proof(
@@ -142,10 +170,16 @@ impl ProvingEngine for ProvingService {
             .into_inner()
             .submit
             .ok_or_else(|| Status::invalid_argument("submit is required"))?;
-        let s = self.submit(submit).await?;
-        let result = self.await_job(s.job_id, 0).await?;
+        // Dropped with this call when the caller gives up: the waiter then cancels the job
+        // if it was the last one (see the module docs).
+        let mut waiter = self
+            .submit(submit, self.waits())
+            .await?
+            .waiter
+            .ok_or_else(|| Status::internal("a waiting submit returned no waiter"))?;
+        let v = waiter.finished().await;
         Ok(Response::new(proto::ProveResponse {
-            result: Some(result),
+            result: Some(convert::await_response(&v)),
         }))
     }
 

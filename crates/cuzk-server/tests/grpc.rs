@@ -1,96 +1,13 @@
 //! The service over real gRPC on 127.0.0.1:0, proving on the CPU backend with 2 KiB
 //! fixtures: results verify, every method acts, bad requests get their codes.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig};
-use cuzk_filecoin::fixtures::{
-    bind_fixture_dirs, ensure_fixtures_locked, fixture_store, Manifest, Quiet,
-};
-use cuzk_filecoin::{plan, verify::verify_assembled, ProofKind, ProofRequest, SectorSize};
-use cuzk_groth16::CpuBackend;
-use cuzk_server::proto::proving_engine_client::ProvingEngineClient;
+use common::{fixtures, start, wire};
+use cuzk_filecoin::{plan, verify::verify_assembled, ProofKind};
 use cuzk_server::proto::{self, await_proof_response::Status as S};
-use cuzk_server::{serve, Listener, ProvingService, ServeOptions, DEFAULT_MAX_MESSAGE_BYTES};
-use tonic::transport::Channel;
+use cuzk_server::DEFAULT_MAX_MESSAGE_BYTES;
 use tonic::Code;
-
-fn fixtures() -> (PathBuf, Manifest) {
-    let dir = match std::env::var_os("CUZK_TEST_FIXTURES") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/cuzk-test-fixtures"),
-    };
-    bind_fixture_dirs(&dir).expect("bind fixture dirs");
-    let m = ensure_fixtures_locked(&dir, SectorSize::S2KiB, &Quiet, Duration::from_secs(1800))
-        .expect("fixtures");
-    (dir, m)
-}
-
-fn wire(kind: ProofKind, r: &ProofRequest, id: &str) -> proto::SubmitProofRequest {
-    cuzk_server::convert::submit_request(id, kind, r, proto::Priority::Unspecified)
-}
-
-struct Server {
-    client: ProvingEngineClient<Channel>,
-    channel: Channel,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<(), cuzk_server::ServeError>>,
-}
-
-async fn start(dir: &Path, max_message: usize) -> Server {
-    let store = Arc::new(fixture_store(dir));
-    let device = Device::new(
-        DeviceInfo {
-            id: "cpu".into(),
-            name: "CPU backend".into(),
-            memory_total: 0,
-        },
-        Arc::new(CpuBackend::new()),
-        8 << 30,
-    );
-    let engine = Engine::start(
-        EngineConfig {
-            synthesis_threads: 1,
-            urgent_synthesis_threads: 1,
-            host_budget: 8 << 30,
-            ..EngineConfig::default()
-        },
-        vec![device],
-    )
-    .expect("engine");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let service = ProvingService::new(Arc::new(engine), store, true);
-    let opts = ServeOptions {
-        max_message_bytes: max_message,
-        auth_token: None,
-    };
-    let task = tokio::spawn(serve(Listener::Tcp(listener), service, opts, async {
-        let _ = rx.await;
-    }));
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .expect("connect");
-    let client = ProvingEngineClient::new(channel.clone());
-    Server {
-        client,
-        channel,
-        stop: Some(tx),
-        task,
-    }
-}
-
-impl Server {
-    async fn stop(mut self) {
-        let _ = self.stop.take().map(|s| s.send(()));
-        self.task.await.unwrap().unwrap();
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proofs_status_metrics_srs_and_cancel_over_grpc() {
@@ -110,17 +27,18 @@ async fn proofs_status_metrics_srs_and_cancel_over_grpc() {
         .result
         .unwrap();
     assert_eq!(r.status, S::Completed as i32, "{}", r.error_message);
-    assert_eq!(r.job_id, "w1");
+    assert!(r.job_id.starts_with("w1@"), "{}", r.job_id);
     verify_assembled(plan(&req).unwrap().as_ref(), &r.proof).expect("proof verifies");
     assert!(r.total_ms >= r.synthesis_ms);
 
-    // The same request id attaches to the finished job and returns the same proof.
+    // The same request id and content attaches to the finished job and returns the same
+    // proof, by job id and by the bare request id.
     let again = c
         .submit_proof(wire(ProofKind::WinningPoSt, &req, "w1"))
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(again.job_id, "w1");
+    assert_eq!(again.job_id, r.job_id);
     let again = c
         .await_proof(proto::AwaitProofRequest {
             job_id: "w1".into(),

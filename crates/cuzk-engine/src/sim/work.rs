@@ -14,7 +14,7 @@ use ff::Field;
 use rand::SeedableRng;
 
 use crate::device::DeviceGuard;
-use crate::work::{ProofWork, Synthesized};
+use crate::work::{ContentDigest, ProofWork, Synthesized};
 
 struct Shape {
     circuit: SyntheticCircuit,
@@ -71,6 +71,36 @@ pub struct SyntheticWork {
     pub synth_delay: Duration,
     /// When set, each partition's synthesis waits here until the test joins it.
     pub synth_gate: Option<Arc<std::sync::Barrier>>,
+    /// What the work reports as its content: by default its kind and partition count, so two
+    /// works made alike are the same request.
+    pub content: ContentDigest,
+}
+
+impl SyntheticWork {
+    /// The default content of work of `kind` with `parts` partitions, with `variant` told
+    /// apart.
+    pub fn content_of(kind: &str, parts: usize, variant: u64) -> ContentDigest {
+        let mut d = [0u8; 32];
+        for (o, b) in d.iter_mut().zip(kind.bytes()) {
+            *o = b;
+        }
+        d[16..24].copy_from_slice(&(parts as u64).to_le_bytes());
+        d[24..].copy_from_slice(&variant.to_le_bytes());
+        ContentDigest(d)
+    }
+
+    /// The same work, reporting content `variant` (another request under the same id).
+    pub fn variant(self: Arc<Self>, variant: u64) -> Arc<Self> {
+        let w = Arc::try_unwrap(self).unwrap_or_else(|a| SyntheticWork {
+            log: a.log.clone(),
+            synth_gate: a.synth_gate.clone(),
+            ..*a
+        });
+        Arc::new(SyntheticWork {
+            content: Self::content_of(w.kind, w.parts, variant),
+            ..w
+        })
+    }
 }
 
 impl SyntheticWork {
@@ -84,6 +114,7 @@ impl SyntheticWork {
             log: None,
             synth_delay: Duration::ZERO,
             synth_gate: None,
+            content: Self::content_of(kind, parts, 0),
         })
     }
 
@@ -104,6 +135,9 @@ impl SyntheticWork {
 impl ProofWork for SyntheticWork {
     fn kind(&self) -> &str {
         self.kind
+    }
+    fn content(&self) -> ContentDigest {
+        self.content
     }
     fn partitions(&self) -> usize {
         self.parts

@@ -36,6 +36,8 @@ pub(crate) use with_tree;
 pub trait ProofPlan: Send + Sync {
     /// The proof kind.
     fn kind(&self) -> ProofKind;
+    /// The digest of the request this plan was made from ([`ProofRequest::content_digest`]).
+    fn content(&self) -> cuzk_engine::ContentDigest;
     /// The circuit every partition of this proof uses.
     fn circuit(&self) -> &CircuitSpec;
     /// Number of partition proofs the output concatenates.

@@ -35,6 +35,7 @@ type PubInputs<Tree> = stacked::PublicInputs<
 
 pub(super) struct PoRepPlan<Tree: 'static + MerkleTreeTrait> {
     spec: CircuitSpec,
+    content: cuzk_engine::ContentDigest,
     config: PoRepConfig,
     pub_in: PubInputs<Tree>,
     pub_params: stacked::PublicParams<Tree>,
@@ -183,6 +184,7 @@ impl<Tree: 'static + MerkleTreeTrait> PoRepPlan<Tree> {
         };
         Ok(PoRepPlan {
             spec: CircuitSpec::of(ProofKind::PoRep, proof.size)?,
+            content: req.content_digest(),
             config,
             pub_in,
             pub_params: compound.vanilla_params,
@@ -222,6 +224,9 @@ impl<Tree: 'static + MerkleTreeTrait> PoRepPlan<Tree> {
 }
 
 impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoRepPlan<Tree> {
+    fn content(&self) -> cuzk_engine::ContentDigest {
+        self.content
+    }
     fn kind(&self) -> ProofKind {
         ProofKind::PoRep
     }

@@ -30,6 +30,7 @@ type Compound<Tree> = FallbackPoStCompound<Tree>;
 
 pub(super) struct PoStPlan<Tree: 'static + MerkleTreeTrait> {
     spec: CircuitSpec,
+    content: cuzk_engine::ContentDigest,
     kind: ProofKind,
     config: PoStConfig,
     pub_params: fallback::PublicParams,
@@ -155,6 +156,7 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
         };
         Ok(PoStPlan {
             spec: CircuitSpec::of(kind, proof.size)?,
+            content: req.content_digest(),
             kind,
             config,
             pub_params,
@@ -190,6 +192,9 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
 }
 
 impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoStPlan<Tree> {
+    fn content(&self) -> cuzk_engine::ContentDigest {
+        self.content
+    }
     fn kind(&self) -> ProofKind {
         self.kind
     }

@@ -22,6 +22,7 @@ type Compound<Tree> = EmptySectorUpdateCompound<Tree>;
 
 pub(super) struct SnapPlan<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     spec: CircuitSpec,
+    content: cuzk_engine::ContentDigest,
     config: PoRepConfig,
     pub_inputs: PublicInputs,
     pub_params: PublicParams,
@@ -68,6 +69,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> SnapPlan<Tree> {
         .map_err(Error::proofs)?;
         Ok(SnapPlan {
             spec: CircuitSpec::of(ProofKind::SnapDeals, proof.size)?,
+            content: req.content_digest(),
             config,
             pub_inputs,
             pub_params: compound.vanilla_params,
@@ -80,6 +82,9 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> SnapPlan<Tree> {
 }
 
 impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> ProofPlan for SnapPlan<Tree> {
+    fn content(&self) -> cuzk_engine::ContentDigest {
+        self.content
+    }
     fn kind(&self) -> ProofKind {
         ProofKind::SnapDeals
     }
