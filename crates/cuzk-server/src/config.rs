@@ -35,9 +35,22 @@ pub struct ServerConfig {
     pub listen: String,
     /// Largest gRPC message accepted or sent, bytes.
     pub max_message_bytes: u64,
-    /// Bearer token every call must carry (`authorization: Bearer <token>`); required when
-    /// `listen` is a non-loopback address. Empty: no token.
+    /// Bearer token every call must carry (`authorization: Bearer <token>`) unless its peer
+    /// is in `allow_unauthenticated_from`. A non-loopback `listen` needs a token or that
+    /// list. Empty: no token.
     pub auth_token: String,
+    /// Networks (CIDR, e.g. "10.0.0.0/8") whose peers need no token: for clients that
+    /// cannot send one (Curio's). Peers outside need the token, or are refused without one.
+    pub allow_unauthenticated_from: Vec<String>,
+    /// PEM certificate chain for TLS on a TCP listener; empty: plaintext.
+    pub tls_cert_file: String,
+    /// PEM private key of `tls_cert_file`.
+    pub tls_key_file: String,
+    /// PEM CA certificates; when set, clients must present a certificate they signed.
+    pub tls_client_ca_file: String,
+    /// A `Prove` whose caller gives up (deadline, disconnect) cancels its job when no other
+    /// caller waits for it; off, the job runs on and its result is kept.
+    pub cancel_abandoned: bool,
 }
 
 impl Default for ServerConfig {
@@ -46,6 +59,11 @@ impl Default for ServerConfig {
             listen: "unix:///run/cuzk/cuzk.sock".into(),
             max_message_bytes: crate::DEFAULT_MAX_MESSAGE_BYTES as u64,
             auth_token: String::new(),
+            allow_unauthenticated_from: Vec::new(),
+            tls_cert_file: String::new(),
+            tls_key_file: String::new(),
+            tls_client_ca_file: String::new(),
+            cancel_abandoned: true,
         }
     }
 }
@@ -248,11 +266,34 @@ impl Config {
     /// Checks values and their combinations.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let listen = self.listen()?;
+        let trusted = self.trusted_networks()?;
         if let Listen::Tcp(a) = listen {
-            if !a.ip().is_loopback() && self.server.auth_token.is_empty() {
+            if !a.ip().is_loopback() && self.server.auth_token.is_empty() && trusted.is_empty() {
                 return Err(value(
                     "server.auth_token",
-                    format!("listening on {a}, beyond loopback, requires a token"),
+                    format!(
+                        "listening on {a}, beyond loopback, requires a token or \
+                         server.allow_unauthenticated_from"
+                    ),
+                ));
+            }
+        }
+        let tls = [
+            &self.server.tls_cert_file,
+            &self.server.tls_key_file,
+            &self.server.tls_client_ca_file,
+        ];
+        if tls.iter().any(|f| !f.is_empty()) {
+            if self.server.tls_cert_file.is_empty() || self.server.tls_key_file.is_empty() {
+                return Err(value(
+                    "server.tls_cert_file",
+                    "TLS needs both tls_cert_file and tls_key_file",
+                ));
+            }
+            if matches!(listen, Listen::Unix(_)) {
+                return Err(value(
+                    "server.tls_cert_file",
+                    "TLS applies to a TCP listener, not a unix socket",
                 ));
             }
         }
@@ -327,6 +368,44 @@ impl Config {
                 format!("{l:?} is neither unix:///path nor host:port"),
             )
         })
+    }
+
+    /// The networks of `server.allow_unauthenticated_from`.
+    pub fn trusted_networks(&self) -> Result<Vec<crate::access::Cidr>, ConfigError> {
+        self.server
+            .allow_unauthenticated_from
+            .iter()
+            .map(|n| {
+                n.parse()
+                    .map_err(|e| value("server.allow_unauthenticated_from", e))
+            })
+            .collect()
+    }
+
+    /// The access rule of the gRPC listener.
+    pub fn access(&self) -> Result<crate::access::Access, ConfigError> {
+        Ok(crate::access::Access {
+            token: (!self.server.auth_token.is_empty()).then(|| self.server.auth_token.clone()),
+            trusted: self.trusted_networks()?,
+        })
+    }
+
+    /// TLS material read from the files `server.tls_*` name; `None` without TLS.
+    pub fn tls(&self) -> Result<Option<crate::Tls>, ConfigError> {
+        if self.server.tls_cert_file.is_empty() {
+            return Ok(None);
+        }
+        let read = |key: &'static str, path: &str| {
+            std::fs::read(path).map_err(|e| value(key, format!("cannot read {path}: {e}")))
+        };
+        Ok(Some(crate::Tls {
+            cert: read("server.tls_cert_file", &self.server.tls_cert_file)?,
+            key: read("server.tls_key_file", &self.server.tls_key_file)?,
+            client_ca: match self.server.tls_client_ca_file.as_str() {
+                "" => None,
+                f => Some(read("server.tls_client_ca_file", f)?),
+            },
+        }))
     }
 
     /// The HTTP listener address, if any.
@@ -412,6 +491,25 @@ mod tests {
             .unwrap_err()
             .contains("auth_token"));
         assert!(parse("[server]\nlisten = \"0.0.0.0:9000\"\nauth_token = \"s\"").is_ok());
+        assert!(parse(
+            "[server]\nlisten = \"0.0.0.0:9000\"\nallow_unauthenticated_from = [\"10.0.0.0/8\"]"
+        )
+        .is_ok());
+        assert!(parse(
+            "[server]\nlisten = \"0.0.0.0:9000\"\nallow_unauthenticated_from = [\"10.0.0.1/8\"]"
+        )
+        .unwrap_err()
+        .contains("allow_unauthenticated_from"));
+        assert!(parse(
+            "[server]\nlisten = \"0.0.0.0:9000\"\ntls_cert_file = \"c.pem\"\nauth_token = \"s\""
+        )
+        .unwrap_err()
+        .contains("tls_key_file"));
+        assert!(
+            parse("[server]\ntls_cert_file = \"c.pem\"\ntls_key_file = \"k.pem\"")
+                .unwrap_err()
+                .contains("unix socket")
+        );
         assert!(parse("[server]\nlisten = \"unix://relative\"").is_err());
         assert!(parse("[devices]\nbackend = \"tpu\"").is_err());
         assert!(parse("[devices]\ncuda = [\"0\"]")

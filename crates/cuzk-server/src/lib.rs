@@ -18,6 +18,7 @@
 // conversions at each call.
 #![allow(clippy::result_large_err)]
 
+pub mod access;
 pub mod config;
 pub mod convert;
 pub mod errors;
@@ -72,16 +73,49 @@ pub enum ServeError {
 pub struct ServeOptions {
     /// Largest message accepted or sent.
     pub max_message_bytes: usize,
-    /// When set, every call must carry `authorization: Bearer <token>`; others get
-    /// UNAUTHENTICATED.
-    pub auth_token: Option<String>,
+    /// Who may call: the bearer token and the networks trusted without it.
+    pub access: access::Access,
+    /// TLS on a TCP listener; `None`: plaintext.
+    pub tls: Option<Tls>,
 }
 
 impl Default for ServeOptions {
     fn default() -> Self {
         ServeOptions {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            auth_token: None,
+            access: access::Access::default(),
+            tls: None,
+        }
+    }
+}
+
+/// TLS material for the gRPC listener, PEM-encoded.
+#[derive(Clone)]
+pub struct Tls {
+    /// The server's certificate chain.
+    pub cert: Vec<u8>,
+    /// The server's private key.
+    pub key: Vec<u8>,
+    /// When set, clients must present a certificate signed by one of these CAs.
+    pub client_ca: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Tls {
+    // The key stays out of logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls")
+            .field("client_certificates", &self.client_ca.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tls {
+    fn config(&self) -> tonic::transport::ServerTlsConfig {
+        let c = tonic::transport::ServerTlsConfig::new()
+            .identity(tonic::transport::Identity::from_pem(&self.cert, &self.key));
+        match &self.client_ca {
+            Some(ca) => c.client_ca_root(tonic::transport::Certificate::from_pem(ca)),
+            None => c,
         }
     }
 }
@@ -93,33 +127,6 @@ pub enum Listener {
     Tcp(tokio::net::TcpListener),
     /// A unix socket.
     Unix(tokio::net::UnixListener),
-}
-
-fn check_token(
-    token: Option<String>,
-) -> impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone {
-    move |req: tonic::Request<()>| {
-        let Some(want) = &token else {
-            return Ok(req);
-        };
-        let got = req
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match got {
-            Some(t) if constant_time_eq(t.as_bytes(), want.as_bytes()) => Ok(req),
-            Some(_) => Err(tonic::Status::unauthenticated("wrong bearer token")),
-            None => Err(tonic::Status::unauthenticated(
-                "missing authorization: Bearer <token>",
-            )),
-        }
-    }
-}
-
-/// Compares without stopping at the first difference, so timing does not reveal the token.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Serves `service` on `listener` until `shutdown` resolves, then stops accepting and lets
@@ -134,8 +141,7 @@ pub async fn serve(
     let svc = proto::proving_engine_server::ProvingEngineServer::new(service)
         .max_decoding_message_size(opts.max_message_bytes)
         .max_encoding_message_size(opts.max_message_bytes);
-    let svc =
-        tonic::service::interceptor::InterceptedService::new(svc, check_token(opts.auth_token));
+    let svc = tonic::service::interceptor::InterceptedService::new(svc, opts.access.interceptor());
     let (mut health, health_svc) = tonic_health::server::health_reporter();
     health
         .set_serving::<proto::proving_engine_server::ProvingEngineServer<ProvingService>>()
@@ -145,7 +151,11 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
         .map_err(|e| ServeError::Reflection(e.to_string()))?;
-    let router = tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let (Some(tls), Listener::Tcp(_)) = (&opts.tls, &listener) {
+        builder = builder.tls_config(tls.config())?;
+    }
+    let router = builder
         .layer(tower::util::MapResponseLayer::new(size_limit_code))
         .add_service(health_svc)
         .add_service(reflection)

@@ -42,7 +42,11 @@ pub fn render(s: &EngineStatus) -> String {
         ("cuzk_proofs_failed_total", "Proofs that failed."),
         (
             "cuzk_proofs_cancelled_total",
-            "Proofs cancelled by clients.",
+            "Proofs cancelled (by clients, at shutdown, or abandoned).",
+        ),
+        (
+            "cuzk_proofs_abandoned_total",
+            "Proofs cancelled because every caller waiting for them gave up.",
         ),
         (
             "cuzk_partition_retries_total",
@@ -52,7 +56,7 @@ pub fn render(s: &EngineStatus) -> String {
     for (i, (name, help)) in counters.iter().enumerate() {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
         for (kind, m) in &s.metrics {
-            let v = [m.completed, m.failed, m.cancelled, m.retries][i];
+            let v = [m.completed, m.failed, m.cancelled, m.abandoned, m.retries][i];
             let _ = writeln!(out, "{name}{{kind=\"{}\"}} {v}", esc(kind));
         }
     }

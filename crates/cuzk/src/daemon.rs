@@ -6,7 +6,6 @@
 //! finish within `shutdown.grace_secs` (or cancel them at once with
 //! `shutdown.cancel_in_flight`), report what was cancelled, exit 0.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +26,9 @@ pub struct Args {
     /// Overrides server.listen: unix:///path or host:port.
     #[arg(long)]
     listen: Option<String>,
+    /// Overrides log.level: error, warn, info, debug or trace.
+    #[arg(long)]
+    log_level: Option<String>,
 }
 
 fn init_logging(cfg: &Config) {
@@ -73,6 +75,9 @@ fn cuda_devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
     )
 }
 
+/// Blocking threads of the daemon's runtime at most (submits in progress at once).
+const MAX_BLOCKING_THREADS: usize = 64;
+
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(args: Args) -> Result<(), CliError> {
     let mut cfg = match &args.config {
@@ -81,6 +86,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     if let Some(l) = args.listen {
         cfg.server.listen = l;
+    }
+    if let Some(l) = args.log_level {
+        cfg.log.level = l;
     }
     cfg.validate().map_err(|e| CliError::input(e.to_string()))?;
     init_logging(&cfg);
@@ -118,14 +126,31 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .spawn(move || preload_circuits(&store, &preload, use_pce))
             .map_err(|e| CliError::internal(format!("cannot start the preload thread: {e}")))?;
     }
-    let service = ProvingService::new(engine.clone(), store.clone(), cfg.params.use_pce);
+    let service = ProvingService::new(engine.clone(), store.clone(), cfg.params.use_pce)
+        .cancel_abandoned(cfg.server.cancel_abandoned);
+    let access = cfg.access().map_err(|e| CliError::input(e.to_string()))?;
+    let tls = cfg.tls().map_err(|e| CliError::input(e.to_string()))?;
+    tracing::info!(rule = %access.describe(), tls = tls.is_some(), "gRPC access");
+    if let Listen::Tcp(a) = &listen {
+        if tls.is_none() && (!a.ip().is_loopback() || !access.trusted.is_empty()) {
+            tracing::warn!(
+                listen = %a,
+                "gRPC over plaintext TCP: requests, proofs and any token cross the network in \
+                 cleartext; set server.tls_cert_file for clients that can use TLS"
+            );
+        }
+    }
     let opts = ServeOptions {
         max_message_bytes: cfg.server.max_message_bytes as usize,
-        auth_token: (!cfg.server.auth_token.is_empty()).then(|| cfg.server.auth_token.clone()),
+        access,
+        tls,
     };
 
+    // Submits hash, decode and load parameters on blocking threads; waiting holds none. The
+    // cap keeps the thread count bounded however many calls arrive at once.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .build()
         .map_err(|e| CliError::internal(format!("tokio runtime: {e}")))?;
     rt.block_on(async move {
@@ -194,27 +219,7 @@ async fn bind(listen: &Listen) -> Result<(Listener, Option<PathBuf>), CliError> 
             .map(|l| (Listener::Tcp(l), None))
             .map_err(|e| CliError::input(format!("cannot listen on {a}: {e}"))),
         Listen::Unix(p) => {
-            if let Some(dir) = p.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    CliError::input(format!("cannot create {}: {e}", dir.display()))
-                })?;
-            }
-            // A socket file left by an earlier run is replaced; anything else is not ours.
-            if let Ok(m) = std::fs::symlink_metadata(p) {
-                use std::os::unix::fs::FileTypeExt;
-                if m.file_type().is_socket() {
-                    let _ = std::fs::remove_file(p);
-                } else {
-                    return Err(CliError::input(format!(
-                        "{} exists and is not a socket",
-                        p.display()
-                    )));
-                }
-            }
-            let l = tokio::net::UnixListener::bind(p)
-                .map_err(|e| CliError::input(format!("cannot listen on {}: {e}", p.display())))?;
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))
-                .map_err(|e| CliError::internal(format!("chmod {}: {e}", p.display())))?;
+            let l = crate::socket::bind_private(p).await?;
             Ok((Listener::Unix(l), Some(p.clone())))
         }
     }

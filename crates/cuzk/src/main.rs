@@ -14,6 +14,7 @@ mod paths;
 mod progress;
 mod prove_cmd;
 mod selftest;
+mod socket;
 mod stats;
 
 use std::path::PathBuf;

@@ -37,13 +37,19 @@ pub struct Server {
     pub channel: Channel,
     pub engine: Arc<Engine>,
     pub addr: std::net::SocketAddr,
+    serving: Serving,
+}
+
+/// A service running on 127.0.0.1, without a client.
+pub struct Serving {
+    pub engine: Arc<Engine>,
+    pub addr: std::net::SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<Result<(), cuzk_server::ServeError>>,
 }
 
-/// A service on the CPU backend.
-pub async fn start(dir: &Path, max_message: usize) -> Server {
-    let device = Device::new(
+pub fn cpu_device() -> Arc<Device> {
+    Device::new(
         DeviceInfo {
             id: "cpu".into(),
             name: "CPU backend".into(),
@@ -51,12 +57,39 @@ pub async fn start(dir: &Path, max_message: usize) -> Server {
         },
         Arc::new(CpuBackend::new()),
         8 << 30,
-    );
-    start_on(dir, max_message, vec![device]).await
+    )
 }
 
-/// A service on `devices`.
+/// A service on the CPU backend, and a client of it.
+pub async fn start(dir: &Path, max_message: usize) -> Server {
+    start_on(dir, max_message, vec![cpu_device()]).await
+}
+
+/// A service on `devices`, and a client of it.
 pub async fn start_on(dir: &Path, max_message: usize, devices: Vec<Arc<Device>>) -> Server {
+    let opts = ServeOptions {
+        max_message_bytes: max_message,
+        ..ServeOptions::default()
+    };
+    let serving = serve_on(dir, devices, opts).await;
+    let addr = serving.addr;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("connect");
+    let client = ProvingEngineClient::new(channel.clone());
+    Server {
+        client,
+        channel,
+        engine: serving.engine.clone(),
+        addr,
+        serving,
+    }
+}
+
+/// A service on `devices` with `opts`, listening on 127.0.0.1.
+pub async fn serve_on(dir: &Path, devices: Vec<Arc<Device>>, opts: ServeOptions) -> Serving {
     let store = Arc::new(fixture_store(dir));
     let engine = Engine::start(
         EngineConfig {
@@ -73,22 +106,10 @@ pub async fn start_on(dir: &Path, max_message: usize, devices: Vec<Arc<Device>>)
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let engine = Arc::new(engine);
     let service = ProvingService::new(engine.clone(), store, true);
-    let opts = ServeOptions {
-        max_message_bytes: max_message,
-        auth_token: None,
-    };
     let task = tokio::spawn(serve(Listener::Tcp(listener), service, opts, async {
         let _ = rx.await;
     }));
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .expect("connect");
-    let client = ProvingEngineClient::new(channel.clone());
-    Server {
-        client,
-        channel,
+    Serving {
         engine,
         addr,
         stop: Some(tx),
@@ -96,9 +117,15 @@ pub async fn start_on(dir: &Path, max_message: usize, devices: Vec<Arc<Device>>)
     }
 }
 
-impl Server {
+impl Serving {
     pub async fn stop(mut self) {
         let _ = self.stop.take().map(|s| s.send(()));
         self.task.await.unwrap().unwrap();
+    }
+}
+
+impl Server {
+    pub async fn stop(self) {
+        self.serving.stop().await;
     }
 }
