@@ -21,7 +21,7 @@ use cuzk_groth16::blstrs::Scalar;
 use cuzk_groth16::{ParameterSource, Proof, ProveTimings, ProvingAssignment, ProvingBackend};
 
 use crate::error::EngineError;
-use crate::job::Priority;
+use crate::job::{Job, Priority};
 use crate::memory::{MemoryBudget, Reservation};
 
 /// Guards alive now, per device id, in this process.
@@ -97,6 +97,8 @@ pub struct DeviceGuard<'a> {
     running: AtomicU8,
     /// Time spent in yield points, each nanosecond counted once however deep they nest.
     yielded_nanos: AtomicU64,
+    /// The job whose partition is being proved under this guard.
+    job: Mutex<Option<Arc<Job>>>,
 }
 
 impl std::fmt::Debug for DeviceGuard<'_> {
@@ -163,6 +165,7 @@ impl Device {
             hook: None,
             running: AtomicU8::new(Priority::Low as u8),
             yielded_nanos: AtomicU64::new(0),
+            job: Mutex::new(None),
         }
     }
 
@@ -241,10 +244,18 @@ impl<'a> DeviceGuard<'a> {
     }
 
     /// Runs the waiting partitions of higher priority than the running one, if the engine
-    /// gave this guard a hook; otherwise does nothing.
-    pub fn yield_point(&self) {
+    /// gave this guard a hook; then stops the running proof (an error) if its job was
+    /// cancelled meanwhile, so a cancelled job leaves the device at its next yield point.
+    pub fn yield_point(&self) -> cuzk_groth16::Result<()> {
         if let Some(hook) = self.hook {
             hook(self);
+        }
+        match self.job() {
+            Some(j) if j.is_cancelled() => Err(cuzk_groth16::Error::Stopped(format!(
+                "job {} was cancelled",
+                j.id
+            ))),
+            _ => Ok(()),
         }
     }
 
@@ -274,12 +285,20 @@ impl<'a> DeviceGuard<'a> {
             .fetch_add(d.as_nanos() as u64, Ordering::SeqCst);
     }
 
-    pub(crate) fn set_job(&self, job: Option<(String, String)>) {
+    /// The job being proved under this guard.
+    pub(crate) fn job(&self) -> Option<Arc<Job>> {
+        self.job.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn set_job(&self, job: Option<Arc<Job>>) {
         *self
             .device
             .current_job
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = job;
+            .unwrap_or_else(|e| e.into_inner()) = job
+            .as_ref()
+            .map(|j| (j.id.clone(), j.work.kind().to_owned()));
+        *self.job.lock().unwrap_or_else(|e| e.into_inner()) = job;
     }
 }
 

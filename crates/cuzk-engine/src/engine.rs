@@ -685,7 +685,7 @@ fn device_loop(inner: &Inner, device: &Arc<Device>) {
             // Time spent waiting for urgent work is not the running proof's either.
             g.add_yielded(t0.elapsed());
             let Some(item) = next else { break };
-            let outer_job = device.current_job();
+            let outer_job = g.job();
             let (y0, t) = (g.yielded(), Instant::now());
             if let Some((job, parts)) = run_item(inner, device, g, item) {
                 finish(inner, &job, parts);
@@ -752,7 +752,7 @@ fn run_item(
     inner.metrics.with(job.work.kind(), |m| {
         Metrics::observe(&mut m.device_wait, waited)
     });
-    guard.set_job(Some((job.id.clone(), job.work.kind().to_owned())));
+    guard.set_job(Some(job.clone()));
     guard.set_running(job.priority);
     let (y0, t) = (guard.yielded(), Instant::now());
     let res = job.work.prove(item.k, &item.synth, guard);
@@ -789,6 +789,8 @@ fn run_item(
             drop(item);
             done.map(|parts| (job, parts))
         }
+        // Stopped at a yield point because the job was cancelled: nothing to retry.
+        Err(_) if job.is_cancelled() => None,
         Err(_) if !item.retried => {
             item.retried = true;
             item.queued_at = Instant::now();

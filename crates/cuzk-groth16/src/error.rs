@@ -44,6 +44,10 @@ pub enum Error {
     #[error("backend {backend} failed: {message}")]
     Backend { backend: String, message: String },
 
+    /// The caller stopped the proof at a yield point (its job was cancelled).
+    #[error("stopped at a yield point: {0}")]
+    Stopped(String),
+
     /// An I/O error with the file it happened on.
     #[error("I/O error on {path}: {source}")]
     Io {

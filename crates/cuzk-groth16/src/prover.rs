@@ -219,17 +219,21 @@ pub fn prove_composed<B: ProvingBackend + ?Sized>(
     )
 }
 
-/// Called by a proof between its operations (after H, after each MSM but the last), where the proof holds no device working memory: a scheduler may run more
-/// urgent work on the same device there, under the same guard, before the proof goes on.
-pub type YieldPoint<'a> = dyn Fn() + 'a;
+/// Called by a proof between its operations (after H, after each MSM but the last), where
+/// the proof holds no device working memory: a scheduler may run more urgent work on the same
+/// device there, under the same guard, before the proof goes on. An error stops the proof
+/// there and is its result (a cancelled job's proof ends at its next yield point).
+pub type YieldPoint<'a> = dyn Fn() -> Result<()> + 'a;
 
 /// A yield point that yields to nothing.
-pub fn no_yield() {}
+pub fn no_yield() -> Result<()> {
+    Ok(())
+}
 
-fn timed(f: &YieldPoint<'_>) -> Duration {
+fn timed(f: &YieldPoint<'_>) -> Result<Duration> {
     let t = Instant::now();
-    f();
-    t.elapsed()
+    f()?;
+    Ok(t.elapsed())
 }
 
 /// Computes H from a, b, c (as [`ProvingBackend::compute_h`]).
@@ -258,27 +262,27 @@ pub fn prove_with(
         None => {
             let h = compute_h(&pa.a, &pa.b, &pa.c)?;
             let ntt = t0.elapsed();
-            yield_point();
+            yield_point()?;
             let t1 = Instant::now();
             (msm.g1(G1Query::H, &h)?, ntt, t1)
         }
     };
-    let mut yielded = timed(yield_point);
+    let mut yielded = timed(yield_point)?;
     let l_acc = msm.g1(G1Query::L, &w.aux)?;
-    yielded += timed(yield_point);
+    yielded += timed(yield_point)?;
 
     // A: every input, then the aux present in A (the query's layout).
     let mut a_scalars = w.inputs.clone();
     a_scalars.extend(d.a_aux.iter_ones().map(|i| w.aux[i]));
     let a_acc = msm.g1(G1Query::A, &a_scalars)?;
     drop(a_scalars);
-    yielded += timed(yield_point);
+    yielded += timed(yield_point)?;
 
     // B: inputs present in B, then aux present in B.
     let mut b_scalars: Vec<Scalar> = d.b_input.iter_ones().map(|i| w.inputs[i]).collect();
     b_scalars.extend(d.b_aux.iter_ones().map(|i| w.aux[i]));
     let b_g2_acc = msm.b_g2(&b_scalars)?;
-    yielded += timed(yield_point);
+    yielded += timed(yield_point)?;
     let b_g1_acc = if bool::from(r.is_zero()) {
         G1Projective::identity()
     } else {

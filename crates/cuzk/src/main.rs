@@ -10,6 +10,7 @@ mod backends;
 mod bench;
 mod client;
 mod daemon;
+mod from_curio;
 mod paths;
 mod progress;
 mod prove_cmd;
@@ -38,6 +39,11 @@ enum Command {
     Client(client::Args),
     /// Run the proving daemon (gRPC cuzk.v1) until SIGTERM or SIGINT.
     Daemon(daemon::Args),
+    /// Configuration tools.
+    Config {
+        #[command(subcommand)]
+        which: ConfigCommand,
+    },
     /// Prove one Filecoin proof on the CPU, verify it, write it.
     Prove(prove_cmd::ProveArgs),
     /// Generate (or check) test fixtures: a sealed sector, client inputs, insecure parameters.
@@ -59,6 +65,12 @@ enum Command {
         #[command(subcommand)]
         which: bench::Which,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Print this daemon's configuration for a Curio cuzk.toml (docs/MIGRATING.md).
+    FromCurio(from_curio::Args),
 }
 
 /// A command failure: bad input (exit 2) or anything else (exit 1).
@@ -113,6 +125,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Daemon(args) => daemon::run(args),
         Command::Client(args) => client::run(args),
+        Command::Config {
+            which: ConfigCommand::FromCurio(args),
+        } => from_curio::run(args),
         Command::Prove(args) => prove_cmd::prove(args, &cache),
         Command::Fixtures(args) => prove_cmd::fixtures(args),
         Command::Demo { no_pce, ni_porep } => prove_cmd::demo(&cache, !no_pce, ni_porep),

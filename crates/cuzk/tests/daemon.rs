@@ -93,6 +93,51 @@ fn unix_socket_is_private_serves_the_client_and_sigterm_exits_0() {
 }
 
 #[test]
+fn a_live_socket_is_not_taken_over_and_a_stale_one_is_replaced() {
+    let (fx, _) = fixtures();
+    let tmp = tempfile::tempdir().unwrap();
+    let sock = tmp.path().join("cuzk.sock");
+    let cfg = write_config(tmp.path(), &fx, &format!("unix://{}", sock.display()), "");
+    let mut first = spawn(&cfg);
+    let t = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+        assert!(t.elapsed() < Duration::from_secs(60), "socket never served");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A second daemon on the same socket refuses to start and names the first.
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["daemon", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is in use") && err.contains(&format!("process {}", first.id())),
+        "{err}"
+    );
+    let r = client(&sock, &["status"]);
+    assert!(r.status.success(), "the first daemon still serves");
+    // A daemon killed outright leaves its socket; the next start replaces it.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(sock.exists(), "SIGKILL leaves the socket file");
+    let mut next = spawn(&cfg);
+    let t = Instant::now();
+    while client(&sock, &["status"]).status.code() != Some(0) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the stale socket was not replaced"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    sigterm(&next);
+    assert!(wait_exit(&mut next, Duration::from_secs(30)).success());
+}
+
+#[test]
 fn sigterm_under_load_loses_no_job_and_exits_0() {
     let (fx, m) = fixtures();
     let tmp = tempfile::tempdir().unwrap();

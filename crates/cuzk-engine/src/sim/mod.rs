@@ -152,8 +152,9 @@ impl ProvingBackend for SimBackend {
         let outside = || {
             work();
             p.active.fetch_sub(1, Ordering::SeqCst);
-            yield_point();
+            let r = yield_point();
             p.enter();
+            r
         };
         cuzk_groth16::prove_composed(&self.cpu, params, assignment, r, s, &outside)
     }

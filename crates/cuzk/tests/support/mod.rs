@@ -65,6 +65,18 @@ pub fn write_config(dir: &Path, fixtures: &Path, listen: &str, extra: &str) -> P
     p
 }
 
+/// A daemon child process, killed if the test ends without stopping it.
+pub struct Daemon(pub Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 pub fn sigterm(child: &Child) {
     let ok = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
