@@ -53,14 +53,11 @@ fn python() -> PathBuf {
     py
 }
 
-#[test]
-fn python_grpcio_client_proves_reads_status_and_cancels() {
-    let (fx, _) = fixtures();
-    let py = python();
-    let tmp = tempfile::tempdir().unwrap();
-    let stubs = tmp.path().join("stubs");
+/// Python stubs generated from proto/ under `dir`.
+fn stubs(py: &Path, dir: &Path) -> PathBuf {
+    let stubs = dir.join("stubs");
     std::fs::create_dir_all(&stubs).unwrap();
-    let ok = Command::new(&py)
+    let ok = Command::new(py)
         .args(["-m", "grpc_tools.protoc", "-I"])
         .arg(root().join("proto"))
         .arg(format!("--python_out={}", stubs.display()))
@@ -70,6 +67,15 @@ fn python_grpcio_client_proves_reads_status_and_cancels() {
         .unwrap()
         .success();
     assert!(ok, "generating Python stubs from proto/ failed");
+    stubs
+}
+
+#[test]
+fn python_grpcio_client_proves_reads_status_and_cancels() {
+    let (fx, _) = fixtures();
+    let py = python();
+    let tmp = tempfile::tempdir().unwrap();
+    let stubs = stubs(&py, tmp.path());
     let port = free_port();
     let cfg = write_config(tmp.path(), &fx, &format!("127.0.0.1:{port}"), "");
     let mut child = spawn(&cfg);
@@ -95,6 +101,141 @@ fn python_grpcio_client_proves_reads_status_and_cancels() {
     assert_eq!(v["cancel_status"], "CANCELLED", "{v}");
     assert_eq!(v["bad_kind_code"], "INVALID_ARGUMENT");
     assert!(wait_exit(&mut child, Duration::from_secs(60)).success());
+}
+
+/// A Curio-format cuzk.toml as an operator of Curio's daemon has it (the keys of Curio's
+/// example config), listening beyond loopback.
+fn curio_config(fx: &Path, grpc: u16, http: u16) -> String {
+    format!(
+        r#"[daemon]
+listen = "0.0.0.0:{grpc}"
+status_listen = "127.0.0.1:{http}"
+
+[srs]
+param_cache = "{}"
+
+[memory]
+total_budget = "8GiB"
+safety_margin = "5GiB"
+eviction_min_idle = "5m"
+
+[gpus]
+devices = []
+gpu_threads = 32
+gpu_workers_per_device = 2
+
+[scheduler]
+max_batch_size = 1
+max_batch_wait_ms = 10000
+sort_by_type = true
+
+[synthesis]
+threads = 0
+
+[pipeline]
+enabled = true
+synthesis_lookahead = 1
+synthesis_concurrency = 1
+
+[logging]
+level = "info"
+"#,
+        fx.join("params").display()
+    )
+}
+
+/// The migration end to end: `cuzk config from-curio` on a Curio config, the daemon started
+/// from its output, and a client sending exactly what Curio's Go code sends. Every proof is
+/// verified here; the two WindowPoSt partitions under one id get their own proofs.
+#[test]
+fn a_curio_shaped_client_is_served_by_a_daemon_configured_from_curios_config() {
+    use cuzk_filecoin::verify::verify_assembled;
+    use cuzk_filecoin::{plan, ProofKind};
+    let (fx, m) = fixtures();
+    let py = python();
+    let tmp = tempfile::tempdir().unwrap();
+    let stubs = stubs(&py, tmp.path());
+    let [grpc, http] = free_ports::<2>();
+    let curio = tmp.path().join("curio-cuzk.toml");
+    std::fs::write(&curio, curio_config(&fx, grpc, http)).unwrap();
+    let ours = tmp.path().join("cuzk.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["config", "from-curio", "--allow", "127.0.0.0/8", "--out"])
+        .arg(&ours)
+        .arg(&curio)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&ours).unwrap();
+    assert!(
+        text.contains("# Curio scheduler.max_batch_size = 1: not carried over"),
+        "{text}"
+    );
+    // PCEs go to this test's folder instead of the default /var/cache/cuzk.
+    let text = text.replace(
+        "[params]\n",
+        &format!("[params]\ncache_dir = \"{}\"\n", fx.join("cache").display()),
+    );
+    std::fs::write(&ours, text).unwrap();
+    let mut child = spawn(&ours);
+    let out = Command::new(&py)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/curio.py"))
+        .arg(&stubs)
+        .arg(format!("127.0.0.1:{grpc}"))
+        .arg(&fx)
+        .output()
+        .unwrap();
+    sigterm(&child);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the Curio-shaped client failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    let proof = |name: &str| -> Vec<u8> {
+        let r = &v[name];
+        assert_eq!(r["status"], "COMPLETED", "{name}: {r}");
+        cuzk_filecoin::fixtures::unhex(r["proof"].as_str().unwrap()).unwrap()
+    };
+    let window = m.request(&fx, ProofKind::WindowPoSt).unwrap();
+    let part = |i: usize| {
+        let mut r = window.clone();
+        r.vanilla_proofs = vec![window.vanilla_proofs[i].clone()];
+        r
+    };
+    let checks = [
+        ("porep", m.request(&fx, ProofKind::PoRep).unwrap()),
+        ("snap", m.request(&fx, ProofKind::SnapDeals).unwrap()),
+        ("winning", m.request(&fx, ProofKind::WinningPoSt).unwrap()),
+        ("window-0", part(0)),
+        ("window-1", part(1)),
+    ];
+    for (name, req) in &checks {
+        verify_assembled(plan(req).unwrap().as_ref(), &proof(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    assert_eq!(
+        v["window-0"]["request_id"], v["window-1"]["request_id"],
+        "one id"
+    );
+    assert_ne!(v["window-0"]["job_id"], v["window-1"]["job_id"]);
+    assert!(
+        verify_assembled(plan(&part(0)).unwrap().as_ref(), &proof("window-1")).is_err(),
+        "partition 1's proof does not verify as partition 0's"
+    );
+    assert_eq!(
+        proof("porep-retry"),
+        proof("porep"),
+        "a retry gets the same proof"
+    );
+    assert_eq!(proof("window-1-retry"), proof("window-1"));
+    assert_eq!(v["cancelled_by_client"], "CANCELLED", "{v}");
+    assert!(wait_exit(&mut child, Duration::from_secs(120)).success());
 }
 
 #[test]

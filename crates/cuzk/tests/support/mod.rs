@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cuzk_filecoin::fixtures::{ensure_fixtures_locked, Manifest, Quiet};
+use cuzk_filecoin::fixtures::{bind_fixture_dirs, ensure_fixtures_locked, Manifest, Quiet};
 use cuzk_filecoin::{ProofKind, ProofRequest, SectorSize};
 use cuzk_server::proto;
 use cuzk_server::proto::proving_engine_client::ProvingEngineClient;
@@ -16,6 +16,8 @@ pub fn fixtures() -> (PathBuf, Manifest) {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/cuzk-test-fixtures"),
     };
+    // filecoin-proofs' verifiers in the test process read the fixture parameters.
+    bind_fixture_dirs(&dir).expect("bind fixture dirs");
     let m = ensure_fixtures_locked(&dir, SectorSize::S2KiB, &Quiet, Duration::from_secs(1800))
         .expect("fixtures");
     (dir, m)
