@@ -461,6 +461,10 @@ impl ProvingBackend for CudaBackend {
         Some(self.resident().iter().map(|r| r.source_id).collect())
     }
 
+    fn memory_info(&self) -> Option<(u64, u64)> {
+        self.device.mem_info().ok()
+    }
+
     fn computes_on_host(&self) -> bool {
         // The kernels run on the GPU; the host side (scalar gathering, sppark's final bucket
         // sums) runs on the calling thread and sppark's own pool, never rayon's.

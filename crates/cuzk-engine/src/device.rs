@@ -12,7 +12,7 @@
 //! count stays zero; two `Device`s made for one physical device (the bug of DESIGN.md
 //! section 1) would raise it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -63,7 +63,37 @@ pub struct DeviceInfo {
     pub name: String,
     /// Memory the device has in total, bytes.
     pub memory_total: u64,
+    /// The CUDA ordinal of a GPU (as the process sees it); `None` for other devices.
+    pub ordinal: Option<u32>,
 }
+
+/// One partition's time on a device, for timelines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Activity {
+    /// The job.
+    pub job_id: String,
+    /// Its kind.
+    pub kind: String,
+    /// The partition.
+    pub partition: usize,
+    /// How long ago it started.
+    pub started_ago: Duration,
+    /// How long ago it ended; `None` while it runs.
+    pub ended_ago: Option<Duration>,
+}
+
+struct Span {
+    seq: u64,
+    job_id: String,
+    kind: String,
+    partition: usize,
+    start: Instant,
+    end: Option<Instant>,
+}
+
+/// How long ended activity is kept for timelines, and how many spans at most.
+const ACTIVITY_KEEP: Duration = Duration::from_secs(15 * 60);
+const ACTIVITY_MAX: usize = 4096;
 
 /// One device.
 pub struct Device {
@@ -72,7 +102,11 @@ pub struct Device {
     lock: Mutex<()>,
     vram: Arc<MemoryBudget>,
     busy_nanos: AtomicU64,
+    /// When the guard alive now was taken, so busy time counts running work.
+    held_since: Mutex<Option<Instant>>,
     current_job: Mutex<Option<(String, String)>>,
+    activity: Mutex<VecDeque<Span>>,
+    next_span: AtomicU64,
 }
 
 impl std::fmt::Debug for Device {
@@ -133,7 +167,10 @@ impl Device {
             lock: Mutex::new(()),
             vram,
             busy_nanos: AtomicU64::new(0),
+            held_since: Mutex::new(None),
             current_job: Mutex::new(None),
+            activity: Mutex::new(VecDeque::new()),
+            next_span: AtomicU64::new(0),
         })
     }
 
@@ -158,10 +195,13 @@ impl Device {
 
     fn guard<'a>(&'a self, g: MutexGuard<'a, ()>) -> DeviceGuard<'a> {
         enter(&self.info.id);
+        // One instant for both, so busy() never runs ahead of what the guard adds at drop.
+        let now = Instant::now();
+        *self.held_since.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
         DeviceGuard {
             device: self,
             _lock: g,
-            since: Instant::now(),
+            since: now,
             hook: None,
             running: AtomicU8::new(Priority::Low as u8),
             yielded_nanos: AtomicU64::new(0),
@@ -169,15 +209,108 @@ impl Device {
         }
     }
 
-    /// Total time some worker held the lock.
+    /// Total time some worker held the lock, the hold in progress included.
     pub fn busy(&self) -> Duration {
+        let held = self.held_since.lock().unwrap_or_else(|e| e.into_inner());
         Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
+            + held.map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
+    /// Partitions on this device in the last `window` (at most the last 15 minutes), oldest
+    /// first; one still running has no end.
+    pub fn activity(&self, window: Duration) -> Vec<Activity> {
+        let now = Instant::now();
+        self.activity
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|s| s.end.is_none_or(|e| now - e <= window))
+            .map(|s| Activity {
+                job_id: s.job_id.clone(),
+                kind: s.kind.clone(),
+                partition: s.partition,
+                started_ago: now - s.start,
+                ended_ago: s.end.map(|e| now - e),
+            })
+            .collect()
+    }
+
+    /// The fraction of the last `window` in which some partition ran on this device
+    /// (overlapping partitions, as at yield points, counted once).
+    pub fn busy_fraction(&self, window: Duration) -> f64 {
+        if window.is_zero() {
+            return 0.0;
+        }
+        let mut spans: Vec<(Duration, Duration)> = self
+            .activity(window)
+            .into_iter()
+            .map(|a| {
+                (
+                    a.started_ago.min(window),
+                    a.ended_ago.unwrap_or(Duration::ZERO),
+                )
+            })
+            .collect();
+        // (from, to) as time ago: from >= to. Merge by start, oldest first.
+        spans.sort_by(|a, b| b.0.cmp(&a.0));
+        let mut busy = Duration::ZERO;
+        let mut open: Option<(Duration, Duration)> = None;
+        for (from, to) in spans {
+            match open {
+                Some((f, t)) if from >= t => open = Some((f, t.min(to))),
+                Some((f, t)) => {
+                    busy += f - t;
+                    open = Some((from, to));
+                }
+                None => open = Some((from, to)),
+            }
+        }
+        if let Some((f, t)) = open {
+            busy += f - t;
+        }
+        (busy.as_secs_f64() / window.as_secs_f64()).min(1.0)
+    }
+
+    /// Records partition `k` of `job` starting on this device; [`Device::end_activity`] with
+    /// the returned number records its end.
+    pub(crate) fn begin_activity(&self, job: &Job, k: usize) -> u64 {
+        let seq = self.next_span.fetch_add(1, Ordering::Relaxed);
+        let mut a = self.activity.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        while a.len() >= ACTIVITY_MAX
+            || a.front()
+                .is_some_and(|s| s.end.is_some_and(|e| now - e > ACTIVITY_KEEP))
+        {
+            a.pop_front();
+        }
+        a.push_back(Span {
+            seq,
+            job_id: job.id.clone(),
+            kind: job.work.kind().to_owned(),
+            partition: k,
+            start: now,
+            end: None,
+        });
+        seq
+    }
+
+    pub(crate) fn end_activity(&self, seq: u64) {
+        let mut a = self.activity.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = a.iter_mut().rev().find(|s| s.seq == seq) {
+            s.end = Some(Instant::now());
+        }
     }
 
     /// Parameters resident in this device's memory (see
     /// [`ProvingBackend::resident_sources`]); reading them takes no lock.
     pub fn resident_sources(&self) -> Option<Vec<u64>> {
         self.backend.resident_sources()
+    }
+
+    /// Free and total memory as the device's driver reports them now (a GPU's
+    /// `cudaMemGetInfo`); `None` for a device without memory of its own.
+    pub fn memory_info(&self) -> Option<(u64, u64)> {
+        self.backend.memory_info()
     }
 
     /// Whether its proofs compute on the host's CPU threads (see
@@ -306,8 +439,14 @@ impl Drop for DeviceGuard<'_> {
     fn drop(&mut self) {
         leave(&self.device.info.id);
         self.set_job(None);
+        let mut held = self
+            .device
+            .held_since
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         self.device
             .busy_nanos
             .fetch_add(self.since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        *held = None;
     }
 }

@@ -16,16 +16,17 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::device::{Device, DeviceGuard};
+use crate::device::Device;
 use crate::error::EngineError;
 use crate::job::{Job, JobStatus, JobView, Priority};
-use crate::memory::{MemoryBudget, Reservation};
+use crate::memory::MemoryBudget;
 use crate::metrics::{KindMetrics, Metrics};
 use crate::pause;
+use crate::pipeline::{device_loop, synthesis_loop, DeviceItem, SynthItem};
 use crate::queue::WorkQueue;
 use crate::table::JobTable;
 use crate::waiter::{Caller, Waiter};
-use crate::work::{ContentDigest, ProofWork, Synthesized};
+use crate::work::{ContentDigest, ProofWork};
 
 /// Engine settings.
 #[derive(Clone, Debug)]
@@ -92,12 +93,20 @@ pub struct Submitted {
 pub struct DeviceStatus {
     /// Identity.
     pub info: crate::device::DeviceInfo,
-    /// Time busy so far.
+    /// Time busy so far, the work in progress included.
     pub busy: Duration,
+    /// The fraction of the last minute in which a partition ran on it.
+    pub busy_last_minute: f64,
+    /// Partitions on it in the last 15 minutes, oldest first.
+    pub activity: Vec<crate::device::Activity>,
     /// (job id, kind) on it now.
     pub current_job: Option<(String, String)>,
-    /// Device memory reserved now.
+    /// Device memory reserved now (the engine's ledger).
     pub memory_used: u64,
+    /// The device's memory budget.
+    pub memory_budget: u64,
+    /// Free memory as the device's driver reports it now; `None` for the CPU.
+    pub memory_free: Option<u64>,
     /// Parameters resident in the device's memory, by
     /// [`source_id`](cuzk_groth16::ParameterSource::source_id); `None` for a device that
     /// proves from host memory (the CPU).
@@ -118,63 +127,26 @@ pub struct EngineStatus {
     /// Since the engine started.
     pub uptime: Duration,
 }
-
-struct SynthItem {
-    job: Arc<Job>,
-    k: usize,
-}
-
-struct DeviceItem {
-    _in_flight: InFlight,
-    /// When it was queued for a device: after synthesis, or after a failed attempt.
-    queued_at: Instant,
-    job: Arc<Job>,
-    k: usize,
-    synth: Synthesized,
-    _host: Reservation,
-    /// Open while a CRITICAL partition waits for and runs on a device (see
-    /// `EngineConfig::pause_for_urgent`).
-    _pause: Option<pause::Hold>,
-    retried: bool,
-    excluded: Option<String>,
-}
-
 pub(crate) struct Inner {
-    cfg: EngineConfig,
-    devices: Vec<Arc<Device>>,
-    host: Arc<MemoryBudget>,
-    jobs: Mutex<JobTable>,
-    synth_q: WorkQueue<SynthItem>,
-    device_q: WorkQueue<DeviceItem>,
-    metrics: Metrics,
-    accepting: AtomicBool,
-    started: Instant,
+    pub(crate) cfg: EngineConfig,
+    pub(crate) devices: Vec<Arc<Device>>,
+    pub(crate) host: Arc<MemoryBudget>,
+    pub(crate) jobs: Mutex<JobTable>,
+    pub(crate) synth_q: WorkQueue<SynthItem>,
+    pub(crate) device_q: WorkQueue<DeviceItem>,
+    pub(crate) metrics: Metrics,
+    pub(crate) accepting: AtomicBool,
+    pub(crate) started: Instant,
     /// Partitions synthesized and not yet done on a device.
-    in_flight: AtomicUsize,
+    pub(crate) in_flight: AtomicUsize,
     /// Pauses ordinary synthesis while urgent synthesis runs.
     /// The pause a CRITICAL partition keeps open after synthesis, through its proof: only
     /// where no device's proofs run in the pool the pause stops.
-    pause_through_proof: bool,
+    pub(crate) pause_through_proof: bool,
     /// CRITICAL partitions being synthesized. Decremented only after the partition is in
     /// `device_q` (or has failed), so a device that sees zero under the queue's lock also
     /// sees the partition in the queue.
-    urgent_synthesizing: AtomicUsize,
-}
-
-/// Counts a CRITICAL partition in synthesis until dropped.
-struct UrgentSynthesis<'a>(&'a AtomicUsize);
-
-impl<'a> UrgentSynthesis<'a> {
-    fn new(n: &'a AtomicUsize) -> Self {
-        n.fetch_add(1, Ordering::SeqCst);
-        UrgentSynthesis(n)
-    }
-}
-
-impl Drop for UrgentSynthesis<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
+    pub(crate) urgent_synthesizing: AtomicUsize,
 }
 
 /// The proving engine.
@@ -372,8 +344,12 @@ impl Engine {
                 .map(|d| DeviceStatus {
                     info: d.info().clone(),
                     busy: d.busy(),
+                    busy_last_minute: d.busy_fraction(Duration::from_secs(60)),
+                    activity: d.activity(Duration::from_secs(15 * 60)),
                     current_job: d.current_job(),
                     memory_used: d.vram().used(),
+                    memory_budget: d.vram().total(),
+                    memory_free: d.memory_info().map(|(free, _)| free),
                     resident_sources: d.resident_sources(),
                 })
                 .collect(),
@@ -556,7 +532,7 @@ impl Inner {
         }
     }
 
-    fn fail(&self, job: &Job, reason: String) {
+    pub(crate) fn fail(&self, job: &Job, reason: String) {
         job.terminate(JobStatus::Failed(reason), |_| {
             self.metrics.with(job.work.kind(), |m| m.failed += 1)
         });
@@ -568,7 +544,7 @@ impl Inner {
     /// CRITICAL partition (above `than`) is being synthesized, waits for it up to
     /// `cfg.hold_for_urgent`: the device idles briefly instead of starting an operation the
     /// urgent partition would then wait for.
-    fn pop_more_urgent(
+    pub(crate) fn pop_more_urgent(
         &self,
         than: Priority,
         accept: impl Fn(&DeviceItem) -> bool,
@@ -583,247 +559,5 @@ impl Inner {
             || self.urgent_synthesizing.load(Ordering::SeqCst) > 0,
             hold,
         )
-    }
-}
-
-/// The longest a CRITICAL partition pauses ordinary synthesis (per held period).
-const PAUSE_MAX: Duration = Duration::from_secs(1);
-
-/// Counts a partition between synthesis and the end of its device work.
-struct InFlight(Arc<Inner>);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Synthesizes partitions of priority `min` or above until the engine closes, in `pool` when
-/// given (the global pool otherwise).
-fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::ThreadPool>) {
-    loop {
-        if !inner.cfg.pipeline {
-            while inner.in_flight.load(Ordering::SeqCst) > 0
-                && inner.accepting.load(Ordering::SeqCst)
-            {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        }
-        let Some(SynthItem { job, k }) = inner.synth_q.pop(|it| it.job.priority >= min) else {
-            return;
-        };
-        if job.is_cancelled() || job.lock().status.is_terminal() {
-            continue;
-        }
-        {
-            let mut st = job.lock();
-            if !st.started {
-                st.started = true;
-                st.status = JobStatus::Running;
-                st.timings.queue_wait = job.submitted.elapsed();
-                let w = st.timings.queue_wait;
-                inner
-                    .metrics
-                    .with(job.work.kind(), |m| Metrics::observe(&mut m.queue_wait, w));
-            }
-        }
-        let bytes = job.work.host_bytes_per_partition();
-        let Ok(host) = inner.host.acquire(bytes, &|| job.is_cancelled()) else {
-            continue;
-        };
-        let _urgent = (job.priority == Priority::Critical)
-            .then(|| UrgentSynthesis::new(&inner.urgent_synthesizing));
-        let t = Instant::now();
-        let pause = (pool.is_some() && inner.cfg.pause_for_urgent).then(|| pause::hold(PAUSE_MAX));
-        let res = match pool {
-            Some(pool) => pool.install(|| job.work.synthesize(k)),
-            None => job.work.synthesize(k),
-        };
-        let pause = pause.filter(|_| inner.pause_through_proof);
-        let took = t.elapsed();
-        job.lock().timings.synthesis += took;
-        inner.metrics.with(job.work.kind(), |m| {
-            Metrics::observe(&mut m.synthesis, took)
-        });
-        match res {
-            Ok(synth) => inner.device_q.push(
-                job.priority,
-                DeviceItem {
-                    _in_flight: {
-                        inner.in_flight.fetch_add(1, Ordering::SeqCst);
-                        InFlight(inner.clone())
-                    },
-                    queued_at: Instant::now(),
-                    job,
-                    k,
-                    synth,
-                    _host: host,
-                    _pause: pause,
-                    retried: false,
-                    excluded: None,
-                },
-            ),
-            Err(e) => inner.fail(&job, format!("partition {k} synthesis failed: {e}")),
-        }
-    }
-}
-
-fn device_loop(inner: &Inner, device: &Arc<Device>) {
-    let id = device.info().id.clone();
-    let accept = |i: &DeviceItem| i.excluded.as_deref() != Some(id.as_str());
-    // At a yield point of the partition on the device: partitions of higher priority that
-    // the device's memory holds beside it run to completion on the same guard.
-    let hook = |g: &DeviceGuard<'_>| {
-        let running = g.running();
-        let fits = |i: &DeviceItem| {
-            let v = device.vram();
-            v.total() - v.used() >= i.job.work.device_bytes_per_partition()
-        };
-        loop {
-            let t0 = Instant::now();
-            let next = inner.pop_more_urgent(running, |i| accept(i) && fits(i));
-            // Time spent waiting for urgent work is not the running proof's either.
-            g.add_yielded(t0.elapsed());
-            let Some(item) = next else { break };
-            let outer_job = g.job();
-            let (y0, t) = (g.yielded(), Instant::now());
-            if let Some((job, parts)) = run_item(inner, device, g, item) {
-                finish(inner, &job, parts);
-            }
-            let nested = g.yielded() - y0;
-            g.add_yielded(t.elapsed().saturating_sub(nested));
-            g.set_job(outer_job);
-            g.set_running(running);
-        }
-    };
-    while let Some(mut item) = inner.device_q.pop(accept) {
-        let job = item.job.clone();
-        if job.is_cancelled() || job.lock().status.is_terminal() {
-            continue;
-        }
-        let mut guard = match device.try_lock() {
-            Some(g) => g,
-            None => {
-                // The device is busy. The item waits in the queue, not in this worker's hands,
-                // so the running proof's next yield point can take it if it is more urgent;
-                // this worker waits for the lock and then takes the best item there is.
-                inner.device_q.requeue(job.priority, item);
-                let g = device.lock();
-                match inner.device_q.try_pop(accept) {
-                    Some(next) => {
-                        item = next;
-                        g
-                    }
-                    None => continue,
-                }
-            }
-        };
-        guard.set_yield_hook(&hook);
-        // Higher-priority work may have arrived since the pop: it goes first, and this item
-        // goes back to the front of its priority.
-        let p = item.job.priority;
-        if let Some(better) = inner.pop_more_urgent(p, accept) {
-            inner.device_q.requeue(p, item);
-            item = better;
-        }
-        let done = run_item(inner, device, &guard, item);
-        drop(guard);
-        if let Some((job, parts)) = done {
-            finish(inner, &job, parts);
-        }
-    }
-}
-
-/// Proves one partition under `guard` and records the result (a failure is retried once);
-/// returns the job and its partition proofs when this was the job's last partition.
-fn run_item(
-    inner: &Inner,
-    device: &Device,
-    guard: &DeviceGuard<'_>,
-    mut item: DeviceItem,
-) -> Option<(Arc<Job>, Vec<Vec<u8>>)> {
-    let id = &device.info().id;
-    let job = item.job.clone();
-    if job.is_cancelled() || job.lock().status.is_terminal() {
-        return None;
-    }
-    let waited = item.queued_at.elapsed();
-    job.lock().timings.device_wait += waited;
-    inner.metrics.with(job.work.kind(), |m| {
-        Metrics::observe(&mut m.device_wait, waited)
-    });
-    guard.set_job(Some(job.clone()));
-    guard.set_running(job.priority);
-    let (y0, t) = (guard.yielded(), Instant::now());
-    let res = job.work.prove(item.k, &item.synth, guard);
-    // Time lent to more urgent partitions at yield points is theirs.
-    let took = t.elapsed().saturating_sub(guard.yielded() - y0);
-    inner
-        .metrics
-        .with(job.work.kind(), |m| Metrics::observe(&mut m.device, took));
-    {
-        let mut st = job.lock();
-        st.timings.device += took;
-        if !st.devices.contains(id) {
-            st.devices.push(id.clone());
-        }
-    }
-    match res {
-        Ok(bytes) => {
-            let done = {
-                let mut st = job.lock();
-                if st.status.is_terminal() {
-                    return None;
-                }
-                if st.parts[item.k].is_none() {
-                    st.parts[item.k] = Some(bytes);
-                    st.remaining -= 1;
-                }
-                (st.remaining == 0).then(|| {
-                    st.parts
-                        .iter_mut()
-                        .map(|p| p.take().unwrap_or_default())
-                        .collect()
-                })
-            };
-            drop(item);
-            done.map(|parts| (job, parts))
-        }
-        // Stopped at a yield point because the job was cancelled: nothing to retry.
-        Err(_) if job.is_cancelled() => None,
-        Err(_) if !item.retried => {
-            item.retried = true;
-            item.queued_at = Instant::now();
-            if inner.devices.len() > 1 {
-                item.excluded = Some(id.clone());
-            }
-            inner.metrics.with(job.work.kind(), |m| m.retries += 1);
-            inner.device_q.push(job.priority, item);
-            None
-        }
-        Err(e) => {
-            inner.fail(
-                &job,
-                format!("partition {} failed on {id} after a retry: {e}", item.k),
-            );
-            None
-        }
-    }
-}
-
-fn finish(inner: &Inner, job: &Job, parts: Vec<Vec<u8>>) {
-    let t = Instant::now();
-    let res = job.work.finish(parts);
-    job.lock().timings.verify = t.elapsed();
-    match res {
-        Ok(proof) => {
-            job.terminate(JobStatus::Completed(proof), |st| {
-                inner.metrics.with(job.work.kind(), |m| {
-                    m.completed += 1;
-                    Metrics::observe(&mut m.total, st.timings.total);
-                })
-            });
-        }
-        Err(e) => inner.fail(job, format!("verification failed: {e}")),
     }
 }

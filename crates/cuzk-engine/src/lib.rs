@@ -28,13 +28,14 @@ mod job;
 mod memory;
 mod metrics;
 mod pause;
+mod pipeline;
 mod queue;
 pub mod sim;
 mod table;
 mod waiter;
 mod work;
 
-pub use device::{double_entries, Device, DeviceGuard, DeviceInfo, VramAlloc};
+pub use device::{double_entries, Activity, Device, DeviceGuard, DeviceInfo, VramAlloc};
 pub use engine::{DeviceStatus, Engine, EngineConfig, EngineStatus, Submitted};
 pub use error::EngineError;
 pub use job::{JobStatus, JobTimings, JobView, Priority};

@@ -84,6 +84,7 @@ fn the_guard_check_catches_two_devices_for_one_physical_id() {
             id: id.into(),
             name: "check".into(),
             memory_total: 1 << 30,
+            ordinal: None,
         };
         Device::new(info, Arc::new(cuzk_groth16::CpuBackend::new()), 1 << 30)
     };
@@ -138,6 +139,7 @@ fn regression_lock_by_logical_index_on_shared_physical_device_is_caught() {
                 id: format!("logical:{i}"),
                 name: "sim".into(),
                 memory_total: 1 << 30,
+                ordinal: None,
             };
             Device::new(
                 info,

@@ -30,6 +30,7 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
                 id: format!("sim:{i}"),
                 name: "simulated".into(),
                 memory_total: 8 << 30,
+                ordinal: None,
             };
             Device::new(
                 info,
@@ -123,6 +124,7 @@ fn a_missing_pce_is_extracted_in_the_background_while_jobs_prove_without_it() {
         id: "sim:0".into(),
         name: "simulated".into(),
         memory_total: 8 << 30,
+        ordinal: None,
     };
     let device = Device::new(
         info,

@@ -47,6 +47,12 @@ pub trait ProvingBackend: Send + Sync {
         None
     }
 
+    /// Free and total memory of the device as its driver reports them now; `None` for a
+    /// backend without device memory (the CPU).
+    fn memory_info(&self) -> Option<(u64, u64)> {
+        None
+    }
+
     /// Whether its operations compute on the host's CPU threads (rayon's global pool). A
     /// scheduler that pauses that pool for urgent work must not pause it for a proof on such
     /// a backend. A device backend whose host side is single-threaded returns false.

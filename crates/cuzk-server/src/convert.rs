@@ -68,6 +68,17 @@ pub fn into_request(r: proto::SubmitProofRequest) -> Result<ProofRequest, Status
     })
 }
 
+/// A proof kind's name as Curio's cuzk daemon spells it in GetStatus queues ("porep-c2",
+/// "snap-update", "window-post", "winning-post"), for tools written against that daemon;
+/// other names pass through.
+pub fn curio_kind_name(kind: &str) -> &str {
+    match kind {
+        "porep" => "porep-c2",
+        "snap" => "snap-update",
+        k => k,
+    }
+}
+
 /// The wire kind of a Filecoin proof kind.
 pub fn wire_kind(kind: ProofKind) -> proto::ProofKind {
     match kind {
@@ -189,6 +200,18 @@ mod tests {
             assert_eq!(priority(w.priority).unwrap(), Some(Priority::High));
             assert_eq!(request(&w).unwrap(), r, "{kind}");
         }
+    }
+
+    #[test]
+    fn queue_names_are_spelled_as_curios_daemon_spells_them() {
+        let names: Vec<&str> = ProofKind::ALL
+            .iter()
+            .map(|k| curio_kind_name(k.name()))
+            .collect();
+        assert_eq!(
+            names,
+            ["porep-c2", "snap-update", "window-post", "winning-post"]
+        );
     }
 
     #[test]

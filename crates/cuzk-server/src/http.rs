@@ -27,15 +27,31 @@ pub fn status_json(engine: &Engine, store: &CircuitStore) -> Value {
         .devices
         .iter()
         .map(|d| {
+            let activity: Vec<Value> = d
+                .activity
+                .iter()
+                .map(|a| {
+                    json!({
+                        "job": a.job_id, "kind": a.kind, "partition": a.partition,
+                        "started_ago_s": a.started_ago.as_secs_f64(),
+                        "ended_ago_s": a.ended_ago.map(|e| e.as_secs_f64()),
+                    })
+                })
+                .collect();
             json!({
                 "id": d.info.id,
                 "name": d.info.name,
+                "ordinal": d.info.ordinal,
                 "memory_total_bytes": d.info.memory_total,
+                "memory_budget_bytes": d.memory_budget,
                 "memory_reserved_bytes": d.memory_used,
+                "memory_free_bytes": d.memory_free,
                 "busy_seconds": d.busy.as_secs_f64(),
-                "busy_fraction": if s.uptime.is_zero() { 0.0 } else { d.busy.as_secs_f64() / s.uptime.as_secs_f64() },
+                "busy_fraction": if s.uptime.is_zero() { 0.0 } else { (d.busy.as_secs_f64() / s.uptime.as_secs_f64()).min(1.0) },
+                "busy_last_minute": d.busy_last_minute,
                 "current_job": d.current_job.as_ref().map(|j| j.0.clone()),
                 "current_kind": d.current_job.as_ref().map(|j| j.1.clone()),
+                "activity": activity,
             })
         })
         .collect();
@@ -71,8 +87,9 @@ pub fn status_json(engine: &Engine, store: &CircuitStore) -> Value {
                 JobStatus::Cancelled => ("cancelled", None),
             };
             json!({
-                "id": j.id, "kind": j.kind, "status": status, "error": error,
+                "id": j.id, "request_id": j.request_id, "kind": j.kind, "status": status, "error": error,
                 "devices": j.devices,
+                "params_load_ms": j.timings.params_load.as_millis() as u64,
                 "queue_wait_ms": j.timings.queue_wait.as_millis() as u64,
                 "synthesis_ms": j.timings.synthesis.as_millis() as u64,
                 "device_wait_ms": j.timings.device_wait.as_millis() as u64,
@@ -92,6 +109,7 @@ pub fn status_json(engine: &Engine, store: &CircuitStore) -> Value {
             "completed": s.metrics.values().map(|m| m.completed).sum::<u64>(),
             "failed": s.metrics.values().map(|m| m.failed).sum::<u64>(),
             "cancelled": s.metrics.values().map(|m| m.cancelled).sum::<u64>(),
+            "abandoned": s.metrics.values().map(|m| m.abandoned).sum::<u64>(),
         },
     })
 }

@@ -67,10 +67,15 @@ mod tests {
                 id: id.into(),
                 name: id.into(),
                 memory_total: 0,
+                ordinal: None,
             },
             busy: Duration::ZERO,
+            busy_last_minute: 0.0,
+            activity: Vec::new(),
             current_job: None,
             memory_used: 0,
+            memory_budget: 0,
+            memory_free: None,
             resident_sources: resident,
         }
     }

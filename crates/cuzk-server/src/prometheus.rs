@@ -130,6 +130,31 @@ pub fn render(s: &EngineStatus) -> String {
     }
     let _ = writeln!(
         out,
+        "# HELP cuzk_device_memory_budget_bytes Device memory the engine may use.\n# TYPE cuzk_device_memory_budget_bytes gauge"
+    );
+    for d in &s.devices {
+        let _ = writeln!(
+            out,
+            "cuzk_device_memory_budget_bytes{{device=\"{}\"}} {}",
+            esc(&d.info.id),
+            d.memory_budget
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP cuzk_device_memory_free_bytes Device memory free as the driver reports it.\n# TYPE cuzk_device_memory_free_bytes gauge"
+    );
+    for d in &s.devices {
+        if let Some(free) = d.memory_free {
+            let _ = writeln!(
+                out,
+                "cuzk_device_memory_free_bytes{{device=\"{}\"}} {free}",
+                esc(&d.info.id)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
         "# HELP cuzk_host_memory_bytes Host budget in use and in total.\n# TYPE cuzk_host_memory_bytes gauge\ncuzk_host_memory_bytes{{state=\"used\"}} {}\ncuzk_host_memory_bytes{{state=\"total\"}} {}",
         s.host_memory.0, s.host_memory.1
     );
@@ -198,5 +223,83 @@ mod tests {
         assert!(text.contains("cuzk_proofs_completed_total{kind=\"winning-post\"} 3"));
         assert!(text.contains("cuzk_job_seconds_bucket{kind=\"winning-post\",le=\"+Inf\"} 1"));
         assert!(text.contains("cuzk_queue_jobs{kind=\"porep\",state=\"pending\"} 2"));
+    }
+
+    /// deploy/grafana/cuzk.json queries only metrics this module exports, so the dashboard
+    /// never shows an empty panel for a misspelt or renamed metric.
+    #[test]
+    fn the_grafana_dashboard_queries_only_exported_metrics() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/grafana/cuzk.json");
+        let dash: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("dashboard file"))
+                .expect("dashboard JSON");
+        let mut exprs = Vec::new();
+        for p in dash["panels"].as_array().expect("panels") {
+            for t in p["targets"].as_array().expect("targets") {
+                exprs.push(t["expr"].as_str().expect("expr").to_owned());
+            }
+        }
+        exprs.push(
+            dash["templating"]["list"][0]["definition"]
+                .as_str()
+                .expect("variable query")
+                .to_owned(),
+        );
+        // A status with every family present: a device of each memory kind, a kind with
+        // metrics and a queue.
+        let mut metrics = std::collections::BTreeMap::new();
+        metrics.insert("porep".to_owned(), cuzk_engine::KindMetrics::default());
+        let device = |id: &str, free: Option<u64>| cuzk_engine::DeviceStatus {
+            info: cuzk_engine::DeviceInfo {
+                id: id.into(),
+                name: id.into(),
+                memory_total: 1,
+                ordinal: None,
+            },
+            busy: std::time::Duration::ZERO,
+            busy_last_minute: 0.0,
+            activity: Vec::new(),
+            current_job: None,
+            memory_used: 0,
+            memory_budget: 1,
+            memory_free: free,
+            resident_sources: None,
+        };
+        let s = EngineStatus {
+            devices: vec![device("cpu", None), device("cuda:0000:01:00.0", Some(1))],
+            queues: [("porep".to_owned(), (1, 1))].into_iter().collect(),
+            host_memory: (1, 2),
+            metrics,
+            uptime: std::time::Duration::from_secs(1),
+        };
+        let text = render(&s);
+        let exported: std::collections::HashSet<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        let mut queried = 0;
+        for e in &exprs {
+            let mut rest = e.as_str();
+            while let Some(i) = rest.find("cuzk_") {
+                let name: String = rest[i..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                rest = &rest[i + name.len()..];
+                let family = ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .find_map(|suffix| name.strip_suffix(suffix))
+                    .filter(|f| exported.contains(f))
+                    .unwrap_or(&name);
+                assert!(
+                    exported.contains(family),
+                    "the dashboard queries {name}, which is not exported: {e}"
+                );
+                queried += 1;
+            }
+        }
+        assert!(queried >= 15, "the dashboard queries {queried} metrics");
     }
 }

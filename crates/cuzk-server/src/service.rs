@@ -207,10 +207,14 @@ impl ProvingEngine for ProvingService {
             .iter()
             .enumerate()
             .map(|(i, d)| proto::GpuStatus {
-                ordinal: i as u32,
+                // The CUDA ordinal of a GPU; other devices are numbered by their position.
+                ordinal: d.info.ordinal.unwrap_or(i as u32),
                 name: d.info.name.clone(),
                 vram_total_bytes: d.info.memory_total,
-                vram_free_bytes: d.info.memory_total.saturating_sub(d.memory_used),
+                // What the driver reports free; our budget and ledger are in /status.
+                vram_free_bytes: d
+                    .memory_free
+                    .unwrap_or_else(|| d.info.memory_total.saturating_sub(d.memory_used)),
                 current_job_id: d
                     .current_job
                     .as_ref()
@@ -238,7 +242,7 @@ impl ProvingEngine for ProvingService {
             .queues
             .iter()
             .map(|(k, (pending, running))| proto::QueueStatus {
-                proof_kind: k.clone(),
+                proof_kind: convert::curio_kind_name(k).to_owned(),
                 pending: *pending as u32,
                 in_progress: *running as u32,
             })

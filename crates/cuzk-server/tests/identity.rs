@@ -126,6 +126,7 @@ async fn a_retry_after_failure_proves() {
             id: "sim:0".into(),
             name: "simulated".into(),
             memory_total: 8 << 30,
+            ordinal: None,
         },
         std::sync::Arc::new(SimBackend::new("sim:0", phys.clone())),
         8 << 30,

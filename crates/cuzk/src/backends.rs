@@ -147,6 +147,7 @@ pub fn cuda_engine_devices(
                 id,
                 name: i.name.clone(),
                 memory_total: i.total_bytes,
+                ordinal: Some(i.cuda_ordinal as u32),
             },
             Arc::new(backend),
             total_budget,

@@ -57,6 +57,7 @@ fn devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
                 id: "cpu".into(),
                 name: "CPU backend".into(),
                 memory_total: 0,
+                ordinal: None,
             },
             Arc::new(cuzk_groth16::CpuBackend::new()),
             u64::MAX,

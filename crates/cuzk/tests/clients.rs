@@ -321,6 +321,21 @@ fn status_page_in_headless_chromium_shows_devices_and_queues_while_jobs_run() {
     );
     assert!(dom.contains("<td>window-post</td>"), "queue row: {dom}");
     assert!(dom.contains("page0"), "recent jobs: {dom}");
+    // The timeline shows the partitions proved on the device, as inline SVG.
+    assert!(
+        dom.contains("<svg class=\"timeline\" data-device=\"cpu\"") && dom.contains("<title>page"),
+        "device timeline: {dom}"
+    );
+    // Sizes in human units, not byte counts.
+    let srs_row = dom
+        .split("<td>wpost-2k</td>")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap_or("");
+    assert!(
+        ["KiB<", "MiB<", "GiB<"].iter().any(|u| srs_row.contains(u)),
+        "parameter size in human units: {srs_row:?} in {dom}"
+    );
     assert!(
         dom.contains("<div id=\"err\"></div>"),
         "the page reported an error: {dom}"

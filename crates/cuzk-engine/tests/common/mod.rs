@@ -17,6 +17,7 @@ pub fn sim_devices(n: usize, faults: Faults) -> (Vec<Arc<Device>>, Vec<Arc<SimPh
             id: format!("sim:{i}"),
             name: "simulated".into(),
             memory_total: 1 << 30,
+            ordinal: None,
         };
         devs.push(Device::new(
             info,

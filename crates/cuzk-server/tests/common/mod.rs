@@ -54,6 +54,7 @@ pub fn cpu_device() -> Arc<Device> {
             id: "cpu".into(),
             name: "CPU backend".into(),
             memory_total: 0,
+            ordinal: None,
         },
         Arc::new(CpuBackend::new()),
         8 << 30,

@@ -71,6 +71,7 @@ fn sim_devices(n: usize) -> (Vec<Arc<Device>>, Vec<Arc<SimPhysical>>) {
                 id: format!("sim:{i}"),
                 name: "simulated (CPU)".into(),
                 memory_total: 8 << 30,
+                ordinal: None,
             };
             Device::new(
                 info,

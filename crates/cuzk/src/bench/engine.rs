@@ -69,6 +69,7 @@ fn engine(
         id: backend.name(),
         name: backend.name(),
         memory_total: 0,
+        ordinal: None,
     };
     let device = Device::new(info, backend.clone(), 16 << 30);
     Ok(Engine::start(

@@ -1,0 +1,297 @@
+//! The partition pipeline: synthesis threads feed the device queue, device workers prove,
+//! the last partition of a job assembles and verifies it.
+//!
+//! A partition that fails on a device is retried once, on another device when there is one;
+//! a cancelled job's partition stops at its proof's next yield point and is dropped.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::device::{Device, DeviceGuard};
+use crate::engine::Inner;
+use crate::job::{Job, JobStatus, Priority};
+use crate::memory::Reservation;
+use crate::metrics::Metrics;
+use crate::pause;
+use crate::work::Synthesized;
+
+pub(crate) struct SynthItem {
+    pub(crate) job: Arc<Job>,
+    pub(crate) k: usize,
+}
+
+pub(crate) struct DeviceItem {
+    _in_flight: InFlight,
+    /// When it was queued for a device: after synthesis, or after a failed attempt.
+    pub(crate) queued_at: Instant,
+    pub(crate) job: Arc<Job>,
+    pub(crate) k: usize,
+    pub(crate) synth: Synthesized,
+    pub(crate) _host: Reservation,
+    /// Open while a CRITICAL partition waits for and runs on a device (see
+    /// `EngineConfig::pause_for_urgent`).
+    pub(crate) _pause: Option<pause::Hold>,
+    pub(crate) retried: bool,
+    pub(crate) excluded: Option<String>,
+}
+
+/// Counts a CRITICAL partition in synthesis until dropped.
+struct UrgentSynthesis<'a>(&'a AtomicUsize);
+
+impl<'a> UrgentSynthesis<'a> {
+    fn new(n: &'a AtomicUsize) -> Self {
+        n.fetch_add(1, Ordering::SeqCst);
+        UrgentSynthesis(n)
+    }
+}
+
+impl Drop for UrgentSynthesis<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The longest a CRITICAL partition pauses ordinary synthesis (per held period).
+const PAUSE_MAX: Duration = Duration::from_secs(1);
+
+/// Counts a partition between synthesis and the end of its device work.
+pub(crate) struct InFlight(Arc<Inner>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Synthesizes partitions of priority `min` or above until the engine closes, in `pool` when
+/// given (the global pool otherwise).
+pub(crate) fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::ThreadPool>) {
+    loop {
+        if !inner.cfg.pipeline {
+            while inner.in_flight.load(Ordering::SeqCst) > 0
+                && inner.accepting.load(Ordering::SeqCst)
+            {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let Some(SynthItem { job, k }) = inner.synth_q.pop(|it| it.job.priority >= min) else {
+            return;
+        };
+        if job.is_cancelled() || job.lock().status.is_terminal() {
+            continue;
+        }
+        {
+            let mut st = job.lock();
+            if !st.started {
+                st.started = true;
+                st.status = JobStatus::Running;
+                st.timings.queue_wait = job.submitted.elapsed();
+                let w = st.timings.queue_wait;
+                inner
+                    .metrics
+                    .with(job.work.kind(), |m| Metrics::observe(&mut m.queue_wait, w));
+            }
+        }
+        let bytes = job.work.host_bytes_per_partition();
+        let Ok(host) = inner.host.acquire(bytes, &|| job.is_cancelled()) else {
+            continue;
+        };
+        let _urgent = (job.priority == Priority::Critical)
+            .then(|| UrgentSynthesis::new(&inner.urgent_synthesizing));
+        let t = Instant::now();
+        let pause = (pool.is_some() && inner.cfg.pause_for_urgent).then(|| pause::hold(PAUSE_MAX));
+        let res = match pool {
+            Some(pool) => pool.install(|| job.work.synthesize(k)),
+            None => job.work.synthesize(k),
+        };
+        let pause = pause.filter(|_| inner.pause_through_proof);
+        let took = t.elapsed();
+        job.lock().timings.synthesis += took;
+        inner.metrics.with(job.work.kind(), |m| {
+            Metrics::observe(&mut m.synthesis, took)
+        });
+        match res {
+            Ok(synth) => inner.device_q.push(
+                job.priority,
+                DeviceItem {
+                    _in_flight: {
+                        inner.in_flight.fetch_add(1, Ordering::SeqCst);
+                        InFlight(inner.clone())
+                    },
+                    queued_at: Instant::now(),
+                    job,
+                    k,
+                    synth,
+                    _host: host,
+                    _pause: pause,
+                    retried: false,
+                    excluded: None,
+                },
+            ),
+            Err(e) => inner.fail(&job, format!("partition {k} synthesis failed: {e}")),
+        }
+    }
+}
+
+pub(crate) fn device_loop(inner: &Inner, device: &Arc<Device>) {
+    let id = device.info().id.clone();
+    let accept = |i: &DeviceItem| i.excluded.as_deref() != Some(id.as_str());
+    // At a yield point of the partition on the device: partitions of higher priority that
+    // the device's memory holds beside it run to completion on the same guard.
+    let hook = |g: &DeviceGuard<'_>| {
+        let running = g.running();
+        let fits = |i: &DeviceItem| {
+            let v = device.vram();
+            v.total() - v.used() >= i.job.work.device_bytes_per_partition()
+        };
+        loop {
+            let t0 = Instant::now();
+            let next = inner.pop_more_urgent(running, |i| accept(i) && fits(i));
+            // Time spent waiting for urgent work is not the running proof's either.
+            g.add_yielded(t0.elapsed());
+            let Some(item) = next else { break };
+            let outer_job = g.job();
+            let (y0, t) = (g.yielded(), Instant::now());
+            if let Some((job, parts)) = run_item(inner, device, g, item) {
+                finish(inner, &job, parts);
+            }
+            let nested = g.yielded() - y0;
+            g.add_yielded(t.elapsed().saturating_sub(nested));
+            g.set_job(outer_job);
+            g.set_running(running);
+        }
+    };
+    while let Some(mut item) = inner.device_q.pop(accept) {
+        let job = item.job.clone();
+        if job.is_cancelled() || job.lock().status.is_terminal() {
+            continue;
+        }
+        let mut guard = match device.try_lock() {
+            Some(g) => g,
+            None => {
+                // The device is busy. The item waits in the queue, not in this worker's hands,
+                // so the running proof's next yield point can take it if it is more urgent;
+                // this worker waits for the lock and then takes the best item there is.
+                inner.device_q.requeue(job.priority, item);
+                let g = device.lock();
+                match inner.device_q.try_pop(accept) {
+                    Some(next) => {
+                        item = next;
+                        g
+                    }
+                    None => continue,
+                }
+            }
+        };
+        guard.set_yield_hook(&hook);
+        // Higher-priority work may have arrived since the pop: it goes first, and this item
+        // goes back to the front of its priority.
+        let p = item.job.priority;
+        if let Some(better) = inner.pop_more_urgent(p, accept) {
+            inner.device_q.requeue(p, item);
+            item = better;
+        }
+        let done = run_item(inner, device, &guard, item);
+        drop(guard);
+        if let Some((job, parts)) = done {
+            finish(inner, &job, parts);
+        }
+    }
+}
+
+/// Proves one partition under `guard` and records the result (a failure is retried once);
+/// returns the job and its partition proofs when this was the job's last partition.
+fn run_item(
+    inner: &Inner,
+    device: &Device,
+    guard: &DeviceGuard<'_>,
+    mut item: DeviceItem,
+) -> Option<(Arc<Job>, Vec<Vec<u8>>)> {
+    let id = &device.info().id;
+    let job = item.job.clone();
+    if job.is_cancelled() || job.lock().status.is_terminal() {
+        return None;
+    }
+    let waited = item.queued_at.elapsed();
+    job.lock().timings.device_wait += waited;
+    inner.metrics.with(job.work.kind(), |m| {
+        Metrics::observe(&mut m.device_wait, waited)
+    });
+    guard.set_job(Some(job.clone()));
+    guard.set_running(job.priority);
+    let (y0, t) = (guard.yielded(), Instant::now());
+    let span = device.begin_activity(&job, item.k);
+    let res = job.work.prove(item.k, &item.synth, guard);
+    device.end_activity(span);
+    // Time lent to more urgent partitions at yield points is theirs.
+    let took = t.elapsed().saturating_sub(guard.yielded() - y0);
+    inner
+        .metrics
+        .with(job.work.kind(), |m| Metrics::observe(&mut m.device, took));
+    {
+        let mut st = job.lock();
+        st.timings.device += took;
+        if !st.devices.contains(id) {
+            st.devices.push(id.clone());
+        }
+    }
+    match res {
+        Ok(bytes) => {
+            let done = {
+                let mut st = job.lock();
+                if st.status.is_terminal() {
+                    return None;
+                }
+                if st.parts[item.k].is_none() {
+                    st.parts[item.k] = Some(bytes);
+                    st.remaining -= 1;
+                }
+                (st.remaining == 0).then(|| {
+                    st.parts
+                        .iter_mut()
+                        .map(|p| p.take().unwrap_or_default())
+                        .collect()
+                })
+            };
+            drop(item);
+            done.map(|parts| (job, parts))
+        }
+        // Stopped at a yield point because the job was cancelled: nothing to retry.
+        Err(_) if job.is_cancelled() => None,
+        Err(_) if !item.retried => {
+            item.retried = true;
+            item.queued_at = Instant::now();
+            if inner.devices.len() > 1 {
+                item.excluded = Some(id.clone());
+            }
+            inner.metrics.with(job.work.kind(), |m| m.retries += 1);
+            inner.device_q.push(job.priority, item);
+            None
+        }
+        Err(e) => {
+            inner.fail(
+                &job,
+                format!("partition {} failed on {id} after a retry: {e}", item.k),
+            );
+            None
+        }
+    }
+}
+
+fn finish(inner: &Inner, job: &Job, parts: Vec<Vec<u8>>) {
+    let t = Instant::now();
+    let res = job.work.finish(parts);
+    job.lock().timings.verify = t.elapsed();
+    match res {
+        Ok(proof) => {
+            job.terminate(JobStatus::Completed(proof), |st| {
+                inner.metrics.with(job.work.kind(), |m| {
+                    m.completed += 1;
+                    Metrics::observe(&mut m.total, st.timings.total);
+                })
+            });
+        }
+        Err(e) => inner.fail(job, format!("verification failed: {e}")),
+    }
+}
