@@ -91,6 +91,30 @@ struct Span {
     end: Option<Instant>,
 }
 
+/// A device's health: quarantined devices take no work until a probe brings them back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Health {
+    /// Takes work.
+    Healthy,
+    /// Took a device fault (an error, a wrong result, a hang) and takes no work.
+    Quarantined {
+        /// What happened.
+        reason: String,
+        /// How long ago.
+        ago: Duration,
+    },
+}
+
+/// A partition being proved on a device now, for the watchdog.
+pub(crate) struct Running {
+    pub job: Arc<Job>,
+    pub k: usize,
+    pub synth: Arc<crate::work::Synthesized>,
+    pub started: Instant,
+    /// Set once the watchdog gave the partition to another device.
+    pub rescued: bool,
+}
+
 /// How long ended activity is kept for timelines, and how many spans at most.
 const ACTIVITY_KEEP: Duration = Duration::from_secs(15 * 60);
 const ACTIVITY_MAX: usize = 4096;
@@ -107,6 +131,14 @@ pub struct Device {
     current_job: Mutex<Option<(String, String)>>,
     activity: Mutex<VecDeque<Span>>,
     next_span: AtomicU64,
+    /// Why and since when the device is quarantined.
+    quarantine: Mutex<Option<(String, Instant)>>,
+    /// Device faults seen (errors, wrong results, hangs).
+    faults: AtomicU64,
+    /// Partitions in its hands now, outermost first (yield points nest them).
+    running: Mutex<Vec<Running>>,
+    /// A device that takes work only while no other device is healthy (a CPU fallback).
+    fallback: bool,
 }
 
 impl std::fmt::Debug for Device {
@@ -160,6 +192,15 @@ impl VramAlloc {
 impl Device {
     /// A device proving with `backend`, with `vram_budget` bytes of device memory to give out.
     pub fn new(info: DeviceInfo, backend: Arc<dyn ProvingBackend>, vram_budget: u64) -> Arc<Self> {
+        Self::build(info, backend, vram_budget, false)
+    }
+
+    fn build(
+        info: DeviceInfo,
+        backend: Arc<dyn ProvingBackend>,
+        vram_budget: u64,
+        fallback: bool,
+    ) -> Arc<Self> {
         let vram = MemoryBudget::new(format!("{} VRAM", info.id), vram_budget);
         Arc::new(Device {
             info,
@@ -171,7 +212,95 @@ impl Device {
             current_job: Mutex::new(None),
             activity: Mutex::new(VecDeque::new()),
             next_span: AtomicU64::new(0),
+            quarantine: Mutex::new(None),
+            faults: AtomicU64::new(0),
+            running: Mutex::new(Vec::new()),
+            fallback,
         })
+    }
+
+    /// A device that takes work only while every other device is quarantined (for a CPU
+    /// that finishes the work of failed GPUs).
+    pub fn fallback(
+        info: DeviceInfo,
+        backend: Arc<dyn ProvingBackend>,
+        vram_budget: u64,
+    ) -> Arc<Self> {
+        Self::build(info, backend, vram_budget, true)
+    }
+
+    /// Whether this is a fallback device (see [`Device::fallback`]).
+    pub fn is_fallback(&self) -> bool {
+        self.fallback
+    }
+
+    /// The device's health now.
+    pub fn health(&self) -> Health {
+        match &*self.quarantine.lock().unwrap_or_else(|e| e.into_inner()) {
+            None => Health::Healthy,
+            Some((reason, at)) => Health::Quarantined {
+                reason: reason.clone(),
+                ago: at.elapsed(),
+            },
+        }
+    }
+
+    /// Whether the device takes work.
+    pub fn is_healthy(&self) -> bool {
+        self.quarantine
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
+
+    /// Device faults seen since start.
+    pub fn faults(&self) -> u64 {
+        self.faults.load(Ordering::Relaxed)
+    }
+
+    /// Takes the device out of service after a fault; the first reason is kept. Returns
+    /// whether it was healthy until now.
+    pub(crate) fn quarantine(&self, reason: String) -> bool {
+        self.faults.fetch_add(1, Ordering::Relaxed);
+        let mut q = self.quarantine.lock().unwrap_or_else(|e| e.into_inner());
+        if q.is_some() {
+            return false;
+        }
+        *q = Some((reason, Instant::now()));
+        true
+    }
+
+    /// Probes a quarantined device (see [`ProvingBackend::probe`]) and returns it to service
+    /// when the probe passes. A device whose lock is still held (an operation that hangs)
+    /// fails the probe without waiting for it.
+    pub fn probe(&self) -> Result<(), String> {
+        let Some(_g) = self.try_lock() else {
+            return Err(format!(
+                "{} is still busy (an operation has not returned)",
+                self.info.id
+            ));
+        };
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.backend.probe()));
+        match res {
+            Ok(Ok(())) => {
+                *self.quarantine.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                Ok(())
+            }
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("the probe of {} panicked", self.info.id)),
+        }
+    }
+
+    pub(crate) fn push_running(&self, r: Running) {
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(r);
+    }
+
+    /// Runs `f` on the partitions in the device's hands now.
+    pub(crate) fn with_running<R>(&self, f: impl FnOnce(&mut Vec<Running>) -> R) -> R {
+        f(&mut self.running.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The device's identity.
@@ -252,7 +381,7 @@ impl Device {
             })
             .collect();
         // (from, to) as time ago: from >= to. Merge by start, oldest first.
-        spans.sort_by(|a, b| b.0.cmp(&a.0));
+        spans.sort_by_key(|s| std::cmp::Reverse(s.0));
         let mut busy = Duration::ZERO;
         let mut open: Option<(Duration, Duration)> = None;
         for (from, to) in spans {
@@ -286,7 +415,7 @@ impl Device {
         a.push_back(Span {
             seq,
             job_id: job.id.clone(),
-            kind: job.work.kind().to_owned(),
+            kind: job.kind.clone(),
             partition: k,
             start: now,
             end: None,
@@ -428,9 +557,8 @@ impl<'a> DeviceGuard<'a> {
             .device
             .current_job
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = job
-            .as_ref()
-            .map(|j| (j.id.clone(), j.work.kind().to_owned()));
+            .unwrap_or_else(|e| e.into_inner()) =
+            job.as_ref().map(|j| (j.id.clone(), j.kind.clone()));
         *self.job.lock().unwrap_or_else(|e| e.into_inner()) = job;
     }
 }

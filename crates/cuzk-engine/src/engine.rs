@@ -42,6 +42,14 @@ pub struct EngineConfig {
     pub workers_per_device: usize,
     /// How long a finished job's result stays available to its request id and content.
     pub retention: Duration,
+    /// Finished jobs kept at most (the oldest go first past it).
+    pub retention_max_jobs: usize,
+    /// Bytes of finished jobs' proofs kept at most (the oldest go first past it).
+    pub retention_max_bytes: u64,
+    /// A device operation (one partition's proof) running longer than this is taken for a
+    /// hung device: the device is quarantined and the partition proved elsewhere. `None`
+    /// turns the watchdog off.
+    pub device_timeout: Option<Duration>,
     /// Host memory for synthesized partitions, bytes.
     pub host_budget: u64,
     /// Overlap synthesis with proving. Off, a partition is synthesized only when no other
@@ -67,6 +75,9 @@ impl Default for EngineConfig {
             urgent_synthesis_threads: 1,
             workers_per_device: 2,
             retention: Duration::from_secs(600),
+            retention_max_jobs: 10_000,
+            retention_max_bytes: 256 << 20,
+            device_timeout: Some(Duration::from_secs(1800)),
             host_budget: crate::memory::auto_host_budget(2 << 30),
             pipeline: true,
             pause_for_urgent: true,
@@ -107,6 +118,12 @@ pub struct DeviceStatus {
     pub memory_budget: u64,
     /// Free memory as the device's driver reports it now; `None` for the CPU.
     pub memory_free: Option<u64>,
+    /// Healthy, or quarantined with the reason.
+    pub health: crate::device::Health,
+    /// Device faults seen since start.
+    pub faults: u64,
+    /// Takes work only while no other device is healthy.
+    pub fallback: bool,
     /// Parameters resident in the device's memory, by
     /// [`source_id`](cuzk_groth16::ParameterSource::source_id); `None` for a device that
     /// proves from host memory (the CPU).
@@ -147,6 +164,14 @@ pub(crate) struct Inner {
     /// `device_q` (or has failed), so a device that sees zero under the queue's lock also
     /// sees the partition in the queue.
     pub(crate) urgent_synthesizing: AtomicUsize,
+    /// Partitions holding host memory between acquiring it and their end (synthesis, queue,
+    /// device): memory that will come back without anyone's help.
+    pub(crate) partitions_holding: AtomicUsize,
+    /// Set when the engine stops (ends the housekeeping thread).
+    pub(crate) stopping: AtomicBool,
+    /// Frees memory held by loaded parameters and PCEs no job uses, one item per call;
+    /// false when there is nothing to free.
+    pub(crate) reclaim: Mutex<Option<Box<dyn Fn() -> bool + Send + Sync>>>,
 }
 
 /// The proving engine.
@@ -191,6 +216,9 @@ impl Engine {
             in_flight: AtomicUsize::new(0),
             pause_through_proof,
             urgent_synthesizing: AtomicUsize::new(0),
+            partitions_holding: AtomicUsize::new(0),
+            stopping: AtomicBool::new(false),
+            reclaim: Mutex::new(None),
         });
         let mut threads = Vec::new();
         for i in 0..inner.cfg.synthesis_threads {
@@ -214,6 +242,12 @@ impl Engine {
                     .build()
                     .ok();
                 synthesis_loop(&inner, Priority::Critical, pool.as_ref())
+            }));
+        }
+        {
+            let inner = inner.clone();
+            threads.push(spawn("cuzk-housekeeping".into(), move || {
+                crate::faults::housekeeping(&inner)
             }));
         }
         for d in &inner.devices {
@@ -330,7 +364,7 @@ impl Engine {
         let mut queues: HashMap<String, (usize, usize)> = HashMap::new();
         for j in inner.lock_jobs().jobs() {
             let st = j.lock();
-            let e = queues.entry(j.work.kind().to_owned()).or_default();
+            let e = queues.entry(j.kind.clone()).or_default();
             match st.status {
                 JobStatus::Queued => e.0 += 1,
                 JobStatus::Running => e.1 += 1,
@@ -351,6 +385,9 @@ impl Engine {
                     memory_budget: d.vram().total(),
                     memory_free: d.memory_info().map(|(free, _)| free),
                     resident_sources: d.resident_sources(),
+                    health: d.health(),
+                    faults: d.faults(),
+                    fallback: d.is_fallback(),
                 })
                 .collect(),
             queues,
@@ -384,11 +421,20 @@ impl Engine {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        inner.stopping.store(true, Ordering::SeqCst);
         inner.synth_q.close();
         inner.device_q.close();
+        // A thread inside an operation that hangs never returns: after a while it is left
+        // behind (the process may exit) instead of hanging the shutdown.
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let give_up = Instant::now() + Duration::from_secs(10);
         for t in threads {
-            let _ = t.join();
+            while !t.is_finished() && Instant::now() < give_up {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            }
         }
     }
 
@@ -396,10 +442,23 @@ impl Engine {
     pub fn host_budget(&self) -> &Arc<MemoryBudget> {
         &self.inner.host
     }
+
+    /// The devices the engine schedules.
+    pub fn devices(&self) -> &[Arc<Device>] {
+        &self.inner.devices
+    }
+
+    /// Sets what frees host memory held by loaded parameters and PCEs that no job uses (one
+    /// item per call, false when nothing is left): called when a partition's memory does
+    /// not fit the host budget, before the partition waits or fails.
+    pub fn set_reclaimer(&self, f: impl Fn() -> bool + Send + Sync + 'static) {
+        *self.inner.reclaim.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(f));
+    }
 }
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        self.inner.stopping.store(true, Ordering::SeqCst);
         self.inner.synth_q.close();
         self.inner.device_q.close();
     }
@@ -439,7 +498,6 @@ impl Inner {
             return Err(EngineError::Invalid("request id is empty".into()));
         }
         let mut jobs = self.lock_jobs();
-        jobs.purge_expired(self.cfg.retention);
         let waiter = |job: &Arc<Job>| match caller {
             Caller::Detached => {
                 job.detached.store(true, Ordering::SeqCst);
@@ -466,6 +524,9 @@ impl Inner {
         if work.partitions() == 0 {
             return Err(EngineError::Invalid("work has no partitions".into()));
         }
+        if !self.any_device_available() {
+            return Err(EngineError::Unavailable(self.no_device_reason()));
+        }
         self.host.check_fits(work.host_bytes_per_partition())?;
         let need = work.device_bytes_per_partition();
         if !self.devices.iter().any(|d| d.vram().total() >= need) {
@@ -483,7 +544,8 @@ impl Inner {
                 self.cfg.queue_capacity
             )));
         }
-        let priority = priority.unwrap_or_else(|| Priority::default_for(work.kind()));
+        let priority = priority.unwrap_or_else(|| work.priority());
+        let partitions = work.partitions();
         let id = jobs.new_id(request_id, content);
         let job = Job::new(id, request_id.to_owned(), work, priority);
         jobs.insert(job.clone());
@@ -492,7 +554,7 @@ impl Inner {
         let position = self
             .synth_q
             .count(|i| i.job.priority >= priority && i.k == 0);
-        for k in 0..job.work.partitions() {
+        for k in 0..partitions {
             self.synth_q.push(
                 priority,
                 SynthItem {
@@ -509,6 +571,55 @@ impl Inner {
         }))
     }
 
+    /// Drops finished jobs past the retention time, then the oldest finished ones past the
+    /// count and byte limits.
+    pub(crate) fn purge_finished(&self) {
+        self.lock_jobs().purge(
+            self.cfg.retention,
+            self.cfg.retention_max_jobs,
+            self.cfg.retention_max_bytes,
+        );
+    }
+
+    /// Reserves a partition's host memory for `job`, freeing unused parameters and PCEs when
+    /// the budget is full. `Ok(None)`: the job was cancelled meanwhile. An error when the
+    /// memory can never come: nothing can be freed and no partition holds any (what is left
+    /// is held by parameters and PCEs in use).
+    pub(crate) fn acquire_host(
+        self: &Arc<Self>,
+        job: &Job,
+        bytes: u64,
+    ) -> Result<Option<crate::pipeline::PartitionMemory>, String> {
+        self.host.check_fits(bytes).map_err(|e| e.to_string())?;
+        loop {
+            if job.is_cancelled() {
+                return Ok(None);
+            }
+            if let Some(r) = self.host.try_acquire(bytes).map_err(|e| e.to_string())? {
+                return Ok(Some(crate::pipeline::PartitionMemory::new(self, r)));
+            }
+            let freed = self
+                .reclaim
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .is_some_and(|f| f());
+            if freed {
+                continue;
+            }
+            if self.partitions_holding.load(Ordering::SeqCst) == 0 {
+                return Err(format!(
+                    "needs {bytes} bytes of the host budget, but {} of its {} bytes are held by \
+                     parameters and PCEs in use and nothing can be freed; raise \
+                     engine.host_memory",
+                    self.host.used(),
+                    self.host.total()
+                ));
+            }
+            self.host.wait_for_release(Duration::from_millis(50));
+        }
+    }
+
     /// Cancels `job` (see [`Engine::cancel`]); returns whether it had started.
     fn cancel_job(&self, job: &Arc<Job>) -> bool {
         let was_running = job.lock().started;
@@ -516,7 +627,7 @@ impl Inner {
         self.synth_q.retain(|i| !Arc::ptr_eq(&i.job, job));
         self.device_q.retain(|i| !Arc::ptr_eq(&i.job, job));
         job.terminate(JobStatus::Cancelled, |_| {
-            self.metrics.with(job.work.kind(), |m| m.cancelled += 1)
+            self.metrics.with(&job.kind, |m| m.cancelled += 1)
         });
         was_running
     }
@@ -527,14 +638,14 @@ impl Inner {
         let _jobs = self.lock_jobs();
         let left = job.waiters.fetch_sub(1, Ordering::SeqCst) - 1;
         if left == 0 && !job.detached.load(Ordering::SeqCst) && !job.lock().status.is_terminal() {
-            self.metrics.with(job.work.kind(), |m| m.abandoned += 1);
+            self.metrics.with(&job.kind, |m| m.abandoned += 1);
             self.cancel_job(job);
         }
     }
 
     pub(crate) fn fail(&self, job: &Job, reason: String) {
         job.terminate(JobStatus::Failed(reason), |_| {
-            self.metrics.with(job.work.kind(), |m| m.failed += 1)
+            self.metrics.with(&job.kind, |m| m.failed += 1)
         });
         self.synth_q.retain(|i| !std::ptr::eq(i.job.as_ref(), job));
         self.device_q.retain(|i| !std::ptr::eq(i.job.as_ref(), job));

@@ -18,6 +18,9 @@ pub enum EngineError {
     /// The job was cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// No device can take work (every one is quarantined).
+    #[error("no device available: {0}")]
+    Unavailable(String),
     /// The engine is shutting down.
     #[error("engine is shutting down")]
     ShuttingDown,

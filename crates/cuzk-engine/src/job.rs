@@ -19,17 +19,6 @@ pub enum Priority {
     Critical = 4,
 }
 
-impl Priority {
-    /// The default priority of a proof kind.
-    pub fn default_for(kind: &str) -> Priority {
-        match kind {
-            "winning-post" => Priority::Critical,
-            "window-post" => Priority::High,
-            _ => Priority::Normal,
-        }
-    }
-}
-
 /// Where a job stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JobStatus {
@@ -109,7 +98,12 @@ pub(crate) struct Job {
     pub id: String,
     pub request_id: String,
     pub content: ContentDigest,
-    pub work: Arc<dyn ProofWork>,
+    /// The work's kind, kept after the work is released.
+    pub kind: String,
+    /// Device memory one partition needs.
+    pub device_bytes: u64,
+    /// The work, until the job ends: a finished job keeps its result, not its parameters.
+    work: Mutex<Option<Arc<dyn ProofWork>>>,
     pub priority: Priority,
     pub submitted: Instant,
     pub cancelled: AtomicBool,
@@ -137,7 +131,9 @@ impl Job {
             id,
             request_id,
             content: work.content(),
-            work,
+            kind: work.kind().to_owned(),
+            device_bytes: work.device_bytes_per_partition(),
+            work: Mutex::new(Some(work)),
             priority,
             submitted: Instant::now(),
             cancelled: AtomicBool::new(false),
@@ -158,6 +154,11 @@ impl Job {
             }),
             changed: Condvar::new(),
         })
+    }
+
+    /// The work, while the job has not ended.
+    pub fn work(&self) -> Option<Arc<dyn ProofWork>> {
+        self.work.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn lock(&self) -> std::sync::MutexGuard<'_, JobState> {
@@ -190,6 +191,9 @@ impl Job {
         st.finished_at = Some(Instant::now());
         account(&st);
         drop(st);
+        // Parameters and PCEs the work holds are released with it (callers still using it
+        // hold their own reference until they return).
+        self.work.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.changed.notify_all();
         self.done.send_replace(true);
         true
@@ -200,7 +204,7 @@ impl Job {
         JobView {
             id: self.id.clone(),
             request_id: self.request_id.clone(),
-            kind: self.work.kind().to_owned(),
+            kind: self.kind.clone(),
             status: st.status.clone(),
             timings: st.timings,
             devices: st.devices.clone(),

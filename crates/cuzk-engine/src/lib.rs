@@ -24,6 +24,7 @@
 mod device;
 mod engine;
 mod error;
+mod faults;
 mod job;
 mod memory;
 mod metrics;
@@ -35,11 +36,11 @@ mod table;
 mod waiter;
 mod work;
 
-pub use device::{double_entries, Activity, Device, DeviceGuard, DeviceInfo, VramAlloc};
+pub use device::{double_entries, Activity, Device, DeviceGuard, DeviceInfo, Health, VramAlloc};
 pub use engine::{DeviceStatus, Engine, EngineConfig, EngineStatus, Submitted};
 pub use error::EngineError;
 pub use job::{JobStatus, JobTimings, JobView, Priority};
 pub use memory::{auto_host_budget, MemoryBudget, Reservation};
 pub use metrics::{Histogram, KindMetrics, LATENCY_BUCKETS};
 pub use waiter::{Caller, Waiter};
-pub use work::{ContentDigest, ProofWork, Synthesized};
+pub use work::{ContentDigest, ProofWork, Synthesized, WorkError};

@@ -96,6 +96,12 @@ impl MemoryBudget {
         })
     }
 
+    /// Waits until some reservation is released or `max` passes.
+    pub fn wait_for_release(&self, max: Duration) {
+        let st = self.lock();
+        let _ = self.freed.wait_timeout(st, max);
+    }
+
     /// Reserves `bytes` if free now.
     pub fn try_acquire(self: &Arc<Self>, bytes: u64) -> Result<Option<Reservation>, EngineError> {
         self.check_fits(bytes)?;

@@ -1,20 +1,25 @@
 //! The partition pipeline: synthesis threads feed the device queue, device workers prove,
 //! the last partition of a job assembles and verifies it.
 //!
-//! A partition that fails on a device is retried once, on another device when there is one;
-//! a cancelled job's partition stops at its proof's next yield point and is dropped.
+//! Every stage runs inside a boundary that turns a panic into a failed partition, so no
+//! worker thread dies. A partition's proof is verified as soon as a device returns it. What
+//! happens on a failure follows its [`WorkError`] class: a device fault (an error, a proof
+//! that does not verify, an operation past the watchdog's deadline) quarantines the device
+//! and moves the partition to another one; an internal error is retried once; bad input and
+//! limits fail the job at once. A cancelled job's partition stops at its proof's next yield
+//! point and is dropped.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::device::{Device, DeviceGuard};
+use crate::device::{Device, DeviceGuard, Running};
 use crate::engine::Inner;
 use crate::job::{Job, JobStatus, Priority};
 use crate::memory::Reservation;
 use crate::metrics::Metrics;
 use crate::pause;
-use crate::work::Synthesized;
+use crate::work::{Synthesized, WorkError};
 
 pub(crate) struct SynthItem {
     pub(crate) job: Arc<Job>,
@@ -22,13 +27,15 @@ pub(crate) struct SynthItem {
 }
 
 pub(crate) struct DeviceItem {
-    _in_flight: InFlight,
+    pub(crate) _in_flight: InFlight,
     /// When it was queued for a device: after synthesis, or after a failed attempt.
     pub(crate) queued_at: Instant,
     pub(crate) job: Arc<Job>,
     pub(crate) k: usize,
-    pub(crate) synth: Synthesized,
-    pub(crate) _host: Reservation,
+    pub(crate) synth: Arc<Synthesized>,
+    /// The synthesized partition's host memory; `None` for a copy the watchdog re-queued
+    /// while the original still holds it.
+    pub(crate) _host: Option<PartitionMemory>,
     /// Open while a CRITICAL partition waits for and runs on a device (see
     /// `EngineConfig::pause_for_urgent`).
     pub(crate) _pause: Option<pause::Hold>,
@@ -66,6 +73,23 @@ impl Drop for InFlight {
 
 /// Synthesizes partitions of priority `min` or above until the engine closes, in `pool` when
 /// given (the global pool otherwise).
+/// Runs `f`, turning a panic into an internal error naming `what`.
+pub(crate) fn contained<T>(
+    what: &str,
+    f: impl FnOnce() -> Result<T, WorkError>,
+) -> Result<T, WorkError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic without a message");
+        Err(WorkError::Internal(format!("{what} panicked: {msg}")))
+    })
+}
+
+/// Synthesizes partitions of priority `min` or above until the engine closes, in `pool` when
+/// given (the global pool otherwise).
 pub(crate) fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::ThreadPool>) {
     loop {
         if !inner.cfg.pipeline {
@@ -81,6 +105,7 @@ pub(crate) fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&ra
         if job.is_cancelled() || job.lock().status.is_terminal() {
             continue;
         }
+        let Some(work) = job.work() else { continue };
         {
             let mut st = job.lock();
             if !st.started {
@@ -90,60 +115,94 @@ pub(crate) fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&ra
                 let w = st.timings.queue_wait;
                 inner
                     .metrics
-                    .with(job.work.kind(), |m| Metrics::observe(&mut m.queue_wait, w));
+                    .with(&job.kind, |m| Metrics::observe(&mut m.queue_wait, w));
             }
         }
-        let bytes = job.work.host_bytes_per_partition();
-        let Ok(host) = inner.host.acquire(bytes, &|| job.is_cancelled()) else {
-            continue;
+        let host = match inner.acquire_host(&job, work.host_bytes_per_partition()) {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(reason) => {
+                inner.fail(&job, format!("partition {k}: {reason}"));
+                continue;
+            }
         };
         let _urgent = (job.priority == Priority::Critical)
             .then(|| UrgentSynthesis::new(&inner.urgent_synthesizing));
         let t = Instant::now();
         let pause = (pool.is_some() && inner.cfg.pause_for_urgent).then(|| pause::hold(PAUSE_MAX));
+        let synthesize = || contained("synthesis", || work.synthesize(k));
         let res = match pool {
-            Some(pool) => pool.install(|| job.work.synthesize(k)),
-            None => job.work.synthesize(k),
+            Some(pool) => pool.install(synthesize),
+            None => synthesize(),
         };
         let pause = pause.filter(|_| inner.pause_through_proof);
         let took = t.elapsed();
         job.lock().timings.synthesis += took;
-        inner.metrics.with(job.work.kind(), |m| {
-            Metrics::observe(&mut m.synthesis, took)
-        });
+        inner
+            .metrics
+            .with(&job.kind, |m| Metrics::observe(&mut m.synthesis, took));
         match res {
-            Ok(synth) => inner.device_q.push(
+            Ok(synth) if inner.any_device_available() => inner.device_q.push(
                 job.priority,
                 DeviceItem {
-                    _in_flight: {
-                        inner.in_flight.fetch_add(1, Ordering::SeqCst);
-                        InFlight(inner.clone())
-                    },
+                    _in_flight: InFlight::new(inner),
                     queued_at: Instant::now(),
                     job,
                     k,
-                    synth,
-                    _host: host,
+                    synth: Arc::new(synth),
+                    _host: Some(host),
                     _pause: pause,
                     retried: false,
                     excluded: None,
                 },
             ),
+            Ok(_) => inner.fail(&job, format!("partition {k}: {}", inner.no_device_reason())),
             Err(e) => inner.fail(&job, format!("partition {k} synthesis failed: {e}")),
         }
     }
 }
 
+/// A partition's host memory, counted as memory that comes back on its own (see
+/// `Inner::acquire_host`).
+pub(crate) struct PartitionMemory {
+    _reservation: Reservation,
+    inner: Arc<Inner>,
+}
+
+impl PartitionMemory {
+    pub(crate) fn new(inner: &Arc<Inner>, r: Reservation) -> Self {
+        inner.partitions_holding.fetch_add(1, Ordering::SeqCst);
+        PartitionMemory {
+            _reservation: r,
+            inner: inner.clone(),
+        }
+    }
+}
+
+impl Drop for PartitionMemory {
+    fn drop(&mut self) {
+        self.inner.partitions_holding.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl InFlight {
+    pub(crate) fn new(inner: &Arc<Inner>) -> Self {
+        inner.in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight(inner.clone())
+    }
+}
+
 pub(crate) fn device_loop(inner: &Inner, device: &Arc<Device>) {
     let id = device.info().id.clone();
-    let accept = |i: &DeviceItem| i.excluded.as_deref() != Some(id.as_str());
+    let accept =
+        |i: &DeviceItem| i.excluded.as_deref() != Some(id.as_str()) && inner.takes_work(device);
     // At a yield point of the partition on the device: partitions of higher priority that
     // the device's memory holds beside it run to completion on the same guard.
     let hook = |g: &DeviceGuard<'_>| {
         let running = g.running();
         let fits = |i: &DeviceItem| {
             let v = device.vram();
-            v.total() - v.used() >= i.job.work.device_bytes_per_partition()
+            v.total() - v.used() >= i.job.device_bytes
         };
         loop {
             let t0 = Instant::now();
@@ -200,8 +259,9 @@ pub(crate) fn device_loop(inner: &Inner, device: &Arc<Device>) {
     }
 }
 
-/// Proves one partition under `guard` and records the result (a failure is retried once);
-/// returns the job and its partition proofs when this was the job's last partition.
+/// Proves one partition under `guard`, checks the proof, and records the result or acts on
+/// the failure (see the module docs); returns the job and its partition proofs when this was
+/// the job's last partition.
 fn run_item(
     inner: &Inner,
     device: &Device,
@@ -213,22 +273,40 @@ fn run_item(
     if job.is_cancelled() || job.lock().status.is_terminal() {
         return None;
     }
+    let work = job.work()?;
+    let k = item.k;
     let waited = item.queued_at.elapsed();
     job.lock().timings.device_wait += waited;
-    inner.metrics.with(job.work.kind(), |m| {
-        Metrics::observe(&mut m.device_wait, waited)
-    });
+    inner
+        .metrics
+        .with(&job.kind, |m| Metrics::observe(&mut m.device_wait, waited));
     guard.set_job(Some(job.clone()));
     guard.set_running(job.priority);
     let (y0, t) = (guard.yielded(), Instant::now());
-    let span = device.begin_activity(&job, item.k);
-    let res = job.work.prove(item.k, &item.synth, guard);
+    device.push_running(Running {
+        job: job.clone(),
+        k,
+        synth: item.synth.clone(),
+        started: Instant::now(),
+        rescued: false,
+    });
+    let span = device.begin_activity(&job, k);
+    let res =
+        contained("proving", || work.prove(k, &item.synth, guard)).and_then(
+            |bytes| match contained("checking the proof", || work.verify_partition(k, &bytes))? {
+                true => Ok(bytes),
+                false => Err(WorkError::Device(format!(
+                    "{id} returned a proof of partition {k} that does not verify"
+                ))),
+            },
+        );
     device.end_activity(span);
+    let rescued = device.with_running(|r| r.pop().is_some_and(|x| x.rescued));
     // Time lent to more urgent partitions at yield points is theirs.
     let took = t.elapsed().saturating_sub(guard.yielded() - y0);
     inner
         .metrics
-        .with(job.work.kind(), |m| Metrics::observe(&mut m.device, took));
+        .with(&job.kind, |m| Metrics::observe(&mut m.device, took));
     {
         let mut st = job.lock();
         st.timings.device += took;
@@ -236,15 +314,15 @@ fn run_item(
             st.devices.push(id.clone());
         }
     }
-    match res {
+    let reason = match res {
         Ok(bytes) => {
             let done = {
                 let mut st = job.lock();
                 if st.status.is_terminal() {
                     return None;
                 }
-                if st.parts[item.k].is_none() {
-                    st.parts[item.k] = Some(bytes);
+                if st.parts[k].is_none() {
+                    st.parts[k] = Some(bytes);
                     st.remaining -= 1;
                 }
                 (st.remaining == 0).then(|| {
@@ -255,38 +333,57 @@ fn run_item(
                 })
             };
             drop(item);
-            done.map(|parts| (job, parts))
+            return done.map(|parts| (job, parts));
         }
-        // Stopped at a yield point because the job was cancelled: nothing to retry.
-        Err(_) if job.is_cancelled() => None,
-        Err(_) if !item.retried => {
-            item.retried = true;
-            item.queued_at = Instant::now();
-            if inner.devices.len() > 1 {
-                item.excluded = Some(id.clone());
-            }
-            inner.metrics.with(job.work.kind(), |m| m.retries += 1);
-            inner.device_q.push(job.priority, item);
-            None
+        // Stopped at a yield point because the job was cancelled, or already handed to
+        // another device by the watchdog: nothing more to do here.
+        Err(_) if job.is_cancelled() || rescued => return None,
+        Err(WorkError::Device(reason)) => {
+            inner.device_fault(device, &reason);
+            reason
         }
+        Err(e @ WorkError::Internal(_)) => e.to_string(),
         Err(e) => {
-            inner.fail(
-                &job,
-                format!("partition {} failed on {id} after a retry: {e}", item.k),
-            );
-            None
+            inner.fail(&job, format!("partition {k} failed on {id}: {e}"));
+            return None;
         }
+    };
+    if item.retried {
+        inner.fail(
+            &job,
+            format!("partition {k} failed on {id} after a retry: {reason}"),
+        );
+        return None;
     }
+    item.retried = true;
+    item.queued_at = Instant::now();
+    if inner.devices.len() > 1 {
+        item.excluded = Some(id.clone());
+    }
+    if !inner.any_device_for(&item) {
+        inner.fail(
+            &job,
+            format!(
+                "partition {k} failed on {id}: {reason}; {}",
+                inner.no_device_reason()
+            ),
+        );
+        return None;
+    }
+    inner.metrics.with(&job.kind, |m| m.retries += 1);
+    inner.device_q.push(job.priority, item);
+    None
 }
 
 fn finish(inner: &Inner, job: &Job, parts: Vec<Vec<u8>>) {
+    let Some(work) = job.work() else { return };
     let t = Instant::now();
-    let res = job.work.finish(parts);
+    let res = contained("assembling and verifying", || work.finish(parts));
     job.lock().timings.verify = t.elapsed();
     match res {
         Ok(proof) => {
             job.terminate(JobStatus::Completed(proof), |st| {
-                inner.metrics.with(job.work.kind(), |m| {
+                inner.metrics.with(&job.kind, |m| {
                     m.completed += 1;
                     Metrics::observe(&mut m.total, st.timings.total);
                 })

@@ -73,13 +73,44 @@ impl JobTable {
         self.by_id.values()
     }
 
-    /// Drops jobs that finished more than `keep` ago.
-    pub fn purge_expired(&mut self, keep: Duration) {
-        let live = |j: &Arc<Job>| j.lock().finished_at.is_none_or(|t| t.elapsed() < keep);
-        self.by_id.retain(|_, j| live(j));
-        self.by_request.retain(|_, v| {
-            v.retain(live);
-            !v.is_empty()
-        });
+    /// Drops jobs that finished more than `keep` ago, then the oldest finished jobs while
+    /// more than `max_jobs` are kept or their proofs take more than `max_bytes`.
+    pub fn purge(&mut self, keep: Duration, max_jobs: usize, max_bytes: u64) {
+        let mut finished: Vec<(std::time::Instant, u64, String)> = Vec::new();
+        let mut expired = Vec::new();
+        for (id, j) in &self.by_id {
+            let st = j.lock();
+            if let Some(t) = st.finished_at {
+                if t.elapsed() >= keep {
+                    expired.push(id.clone());
+                } else {
+                    let bytes = match &st.status {
+                        crate::job::JobStatus::Completed(p) => p.len() as u64,
+                        _ => 0,
+                    };
+                    finished.push((t, bytes, id.clone()));
+                }
+            }
+        }
+        finished.sort();
+        let (mut n, mut bytes) = (finished.len(), finished.iter().map(|f| f.1).sum::<u64>());
+        for (_, b, id) in finished {
+            if n <= max_jobs && bytes <= max_bytes {
+                break;
+            }
+            expired.push(id);
+            n -= 1;
+            bytes -= b;
+        }
+        for id in expired {
+            if let Some(j) = self.by_id.remove(&id) {
+                if let Some(v) = self.by_request.get_mut(&j.request_id) {
+                    v.retain(|x| !Arc::ptr_eq(x, &j));
+                    if v.is_empty() {
+                        self.by_request.remove(&j.request_id);
+                    }
+                }
+            }
+        }
     }
 }

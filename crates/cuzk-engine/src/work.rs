@@ -1,12 +1,58 @@
 //! What the engine proves: work split into partitions, described by a trait so the engine
 //! stays free of cryptography.
 
-use std::any::Any;
-
 use crate::device::DeviceGuard;
+use crate::error::EngineError;
+use crate::job::Priority;
 
-/// A partition synthesized on the CPU, waiting for a device.
-pub type Synthesized = Box<dyn Any + Send + Sync>;
+/// A partition synthesized on the CPU, waiting for a device: its Groth16 assignment.
+pub type Synthesized = cuzk_groth16::ProvingAssignment;
+
+/// Why work failed, which decides what the engine does next.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WorkError {
+    /// The request cannot be proved (a malformed input): the job fails; nothing is retried.
+    #[error("bad input: {0}")]
+    Input(String),
+    /// The device failed (a device error, a wrong result, a hang): the partition moves to
+    /// another device and this one is quarantined.
+    #[error("device fault: {0}")]
+    Device(String),
+    /// A limit every device would hit alike (a memory budget too small, parameters that do
+    /// not fit the circuit): the job fails; nothing is retried.
+    #[error("{0}")]
+    Limit(String),
+    /// The job was cancelled while this ran.
+    #[error("stopped: {0}")]
+    Stopped(String),
+    /// Anything else, a panic included: retried once on a device, else the job fails.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<cuzk_groth16::Error> for WorkError {
+    fn from(e: cuzk_groth16::Error) -> Self {
+        use cuzk_groth16::Error as E;
+        match e {
+            E::Backend { .. } => WorkError::Device(e.to_string()),
+            E::Stopped(m) => WorkError::Stopped(m),
+            E::ParamsMismatch(_) | E::TooLarge(_) => WorkError::Limit(e.to_string()),
+            E::Synthesis(_) | E::LayoutMismatch(_) => WorkError::Input(e.to_string()),
+            _ => WorkError::Internal(e.to_string()),
+        }
+    }
+}
+
+impl From<EngineError> for WorkError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::TooLarge(m) => WorkError::Limit(m),
+            EngineError::Invalid(m) => WorkError::Input(m),
+            EngineError::Cancelled => WorkError::Stopped("cancelled".into()),
+            e => WorkError::Internal(e.to_string()),
+        }
+    }
+}
 
 /// A digest of everything that determines a proof (kind, registered proof, sizes, ids,
 /// randomness, commitments, vanilla proofs): two requests with the same digest ask for the
@@ -40,6 +86,8 @@ impl std::fmt::Display for ContentDigest {
 pub trait ProofWork: Send + Sync {
     /// The proof kind, for queues and metrics ("porep", "winning-post", ...).
     fn kind(&self) -> &str;
+    /// The priority this work runs at unless the client names one.
+    fn priority(&self) -> Priority;
     /// The digest of the request this work proves (see [`ContentDigest`]).
     fn content(&self) -> ContentDigest;
     /// How long making this work waited for its parameters to load (zero when they were
@@ -54,7 +102,7 @@ pub trait ProofWork: Send + Sync {
     /// Device memory proving one partition takes.
     fn device_bytes_per_partition(&self) -> u64;
     /// Synthesizes partition `k` (CPU).
-    fn synthesize(&self, k: usize) -> Result<Synthesized, String>;
+    fn synthesize(&self, k: usize) -> Result<Synthesized, WorkError>;
     /// Proves partition `k` on the locked device. May be called again on another device
     /// with the same synthesized partition after a failure.
     fn prove(
@@ -62,7 +110,11 @@ pub trait ProofWork: Send + Sync {
         k: usize,
         synthesized: &Synthesized,
         device: &DeviceGuard<'_>,
-    ) -> Result<Vec<u8>, String>;
+    ) -> Result<Vec<u8>, WorkError>;
+    /// Whether `proof` is a valid proof of partition `k` (checked as soon as a device
+    /// returns it, so a device that computes wrong results is caught and the partition
+    /// proved elsewhere).
+    fn verify_partition(&self, k: usize, proof: &[u8]) -> Result<bool, WorkError>;
     /// Assembles the partition proofs in order and verifies the result.
-    fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, String>;
+    fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, WorkError>;
 }

@@ -24,6 +24,7 @@ fn cfg(workers: usize) -> EngineConfig {
         pipeline: true,
         pause_for_urgent: true,
         hold_for_urgent: Duration::from_millis(100),
+        ..EngineConfig::default()
     }
 }
 
@@ -328,11 +329,25 @@ fn device_faults_are_retried_elsewhere_and_total_failure_is_reported() {
         .submit("doomed", TestWork::new("porep", 1), None)
         .unwrap();
     match engine.await_job("doomed", None).unwrap().status {
-        JobStatus::Failed(r) => assert!(r.contains("injected fault"), "{r}"),
+        JobStatus::Failed(r) => assert!(
+            r.contains("injected fault") && r.contains("no other healthy device"),
+            "{r}"
+        ),
         s => panic!("expected failure, got {s:?}"),
     }
+    // Both devices are quarantined now: new work is refused until a probe brings one back.
+    assert!(matches!(
+        engine.submit("refused", TestWork::new("porep", 1), None),
+        Err(EngineError::Unavailable(_))
+    ));
     for p in &phys {
         p.set_faults(Faults::default());
+    }
+    for id in ["sim:0", "sim:1"] {
+        assert_eq!(
+            engine.probe_device(id).unwrap(),
+            cuzk_engine::Health::Healthy
+        );
     }
     engine
         .submit("recovered", TestWork::new("porep", 1), None)

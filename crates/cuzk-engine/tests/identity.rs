@@ -21,6 +21,7 @@ fn cfg() -> EngineConfig {
         pipeline: true,
         pause_for_urgent: false,
         hold_for_urgent: Duration::ZERO,
+        ..EngineConfig::default()
     }
 }
 

@@ -93,7 +93,8 @@ mod tests {
         let base = request();
         let d = base.content_digest();
         assert_eq!(d, request().content_digest(), "deterministic");
-        let changes: Vec<Box<dyn Fn(&mut ProofRequest)>> = vec![
+        type Change = Box<dyn Fn(&mut ProofRequest)>;
+        let changes: Vec<Change> = vec![
             Box::new(|r| r.kind = Some(ProofKind::WinningPoSt)),
             Box::new(|r| r.kind = None),
             Box::new(|r| r.registered_proof = None),

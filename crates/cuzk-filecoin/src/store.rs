@@ -86,16 +86,28 @@ struct Entry<T> {
 }
 
 /// Values kept in memory, charged to a budget, evicted least-recently-used first when
-/// nothing else holds them.
+/// nothing else holds them. An entry removed while jobs still hold it keeps its reservation
+/// (in `retired`) until the last holder drops it, so the budget never counts memory as free
+/// that is still in use.
 struct Resident<T> {
     entries: Mutex<HashMap<String, Entry<T>>>,
+    retired: Mutex<Vec<Entry<T>>>,
 }
 
 impl<T> Resident<T> {
     fn new() -> Self {
         Resident {
             entries: Mutex::new(HashMap::new()),
+            retired: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Releases retired entries nobody holds any more; true when one was released.
+    fn release_retired(&self) -> bool {
+        let mut r = lock(&self.retired);
+        let before = r.len();
+        r.retain(|e| Arc::strong_count(&e.value) > 1);
+        r.len() < before
     }
 
     fn contains(&self, id: &str) -> bool {
@@ -120,8 +132,15 @@ impl<T> Resident<T> {
         victim.map(|k| m.remove(&k)).is_some()
     }
 
+    /// Removes the entry; while jobs still hold it, its memory stays reserved until they
+    /// drop it.
     fn remove(&self, id: &str) -> Option<u64> {
-        lock(&self.entries).remove(id).map(|e| e.bytes)
+        let e = lock(&self.entries).remove(id)?;
+        let bytes = e.bytes;
+        if Arc::strong_count(&e.value) > 1 {
+            lock(&self.retired).push(e);
+        }
+        Some(bytes)
     }
 
     fn insert(
@@ -161,6 +180,9 @@ pub struct CircuitStore {
     /// Held while a PCE is extracted and saved: one extraction at a time, and never two
     /// writers of one PCE file.
     extracting: Mutex<()>,
+    /// One lock per circuit whose parameters are being read: concurrent first requests of a
+    /// circuit read its file once and share the copy.
+    loading: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// Circuits whose PCE a background thread is extracting now.
     in_background: Mutex<HashSet<String>>,
 }
@@ -185,6 +207,7 @@ impl CircuitStore {
             params: Resident::new(),
             pces: Resident::new(),
             extracting: Mutex::new(()),
+            loading: Mutex::new(HashMap::new()),
             in_background: Mutex::new(HashSet::new()),
         }
     }
@@ -223,7 +246,7 @@ impl CircuitStore {
             if let Some(r) = got {
                 return Ok(Some(r));
             }
-            if !self.params.evict_one() && !self.pces.evict_one() {
+            if !self.reclaim_one() {
                 return Err(Error::Params {
                     circuit: spec.srs_id(),
                     path: self.params_path(spec),
@@ -237,8 +260,35 @@ impl CircuitStore {
         }
     }
 
-    /// The circuit's parameters, read on first use.
+    /// Frees one item of host memory no job uses: a retired copy its last holder dropped,
+    /// else the least recently used unreferenced parameters, else PCE. False when there is
+    /// nothing to free.
+    pub fn reclaim_one(&self) -> bool {
+        self.params.release_retired()
+            || self.pces.release_retired()
+            || self.params.evict_one()
+            || self.pces.evict_one()
+    }
+
+    /// [`CircuitStore::reclaim_one`] for an engine whose partitions share this store's
+    /// budget (`Engine::set_reclaimer`); does nothing once the store is gone.
+    pub fn reclaimer(self: &Arc<Self>) -> impl Fn() -> bool + Send + Sync + 'static {
+        let store = Arc::downgrade(self);
+        move || store.upgrade().is_some_and(|s| s.reclaim_one())
+    }
+
+    /// The circuit's parameters, read on first use (once, however many callers ask at the
+    /// same time).
     pub fn params(&self, spec: &CircuitSpec) -> Result<Arc<Parameters>> {
+        if let Some(p) = self.params.get(&spec.identifier) {
+            return Ok(p);
+        }
+        let one = lock(&self.loading)
+            .entry(spec.identifier.clone())
+            .or_default()
+            .clone();
+        let _loading = lock(&one);
+        // Another caller may have loaded them while this one waited.
         if let Some(p) = self.params.get(&spec.identifier) {
             return Ok(p);
         }

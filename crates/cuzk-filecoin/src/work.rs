@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cuzk_engine::{ContentDigest, DeviceGuard, ProofWork, Synthesized};
-use cuzk_groth16::{Parameters, Pce, ProvingAssignment};
+use cuzk_engine::{ContentDigest, DeviceGuard, Priority, ProofWork, Synthesized, WorkError};
+use cuzk_groth16::{Parameters, Pce, PreparedVerifyingKey, Proof};
 
 use crate::error::Result;
 use crate::plan::{guard, ProofPlan};
+use crate::registry::ProofKind;
 use crate::store::CircuitStore;
 use crate::verify::assemble_verified;
 
@@ -18,6 +19,7 @@ pub struct FilecoinWork {
     params: Arc<Parameters>,
     pce: Option<Arc<Pce>>,
     params_load: Duration,
+    pvk: PreparedVerifyingKey,
     host_bytes: u64,
     device_bytes: u64,
 }
@@ -73,6 +75,7 @@ impl FilecoinWork {
             // a, b, c over the domain, plus the MSM scalars.
             device_bytes: (3 * domain + aux) * 32,
             pce,
+            pvk: PreparedVerifyingKey::new(&params.vk),
             plan,
             params,
             params_load,
@@ -95,6 +98,14 @@ impl ProofWork for FilecoinWork {
         self.plan.kind().name()
     }
 
+    fn priority(&self) -> Priority {
+        match self.plan.kind() {
+            ProofKind::WinningPoSt => Priority::Critical,
+            ProofKind::WindowPoSt => Priority::High,
+            ProofKind::PoRep | ProofKind::SnapDeals => Priority::Normal,
+        }
+    }
+
     fn content(&self) -> ContentDigest {
         self.plan.content()
     }
@@ -115,10 +126,9 @@ impl ProofWork for FilecoinWork {
         self.device_bytes
     }
 
-    fn synthesize(&self, k: usize) -> Result<Synthesized, String> {
-        let syn =
-            guard(|| self.plan.synthesize(k, self.pce.as_deref())).map_err(|e| e.to_string())?;
-        Ok(Box::new(syn.assignment))
+    fn synthesize(&self, k: usize) -> Result<Synthesized, WorkError> {
+        let syn = guard(|| self.plan.synthesize(k, self.pce.as_deref())).map_err(work_error)?;
+        Ok(syn.assignment)
     }
 
     fn prove(
@@ -126,26 +136,35 @@ impl ProofWork for FilecoinWork {
         k: usize,
         synthesized: &Synthesized,
         device: &DeviceGuard<'_>,
-    ) -> Result<Vec<u8>, String> {
-        let pa = synthesized
-            .downcast_ref::<ProvingAssignment>()
-            .ok_or("partition was not synthesized by this work")?;
-        let params = &self.params;
-        let _mem = device
-            .alloc(&format!("{} partition {k}", self.kind()), self.device_bytes)
-            .map_err(|e| e.to_string())?;
+    ) -> Result<Vec<u8>, WorkError> {
+        let _mem = device.alloc(&format!("{} partition {k}", self.kind()), self.device_bytes)?;
         let mut rng = rand::rngs::OsRng;
         let (r, s) = (
             <blstrs::Scalar as ff::Field>::random(&mut rng),
             <blstrs::Scalar as ff::Field>::random(&mut rng),
         );
-        let (proof, _) = device
-            .prove(params.as_ref(), pa, r, s)
-            .map_err(|e| e.to_string())?;
+        let (proof, _) = device.prove(self.params.as_ref(), synthesized, r, s)?;
         Ok(proof.to_bytes().to_vec())
     }
 
-    fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, String> {
-        assemble_verified(self.plan.as_ref(), &partitions.concat()).map_err(|e| e.to_string())
+    fn verify_partition(&self, k: usize, proof: &[u8]) -> Result<bool, WorkError> {
+        let Ok(proof) = Proof::from_bytes(proof) else {
+            return Ok(false);
+        };
+        let inputs = guard(|| self.plan.public_inputs(k)).map_err(work_error)?;
+        Ok(self.pvk.verify(&proof, &inputs)?)
+    }
+
+    fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, WorkError> {
+        assemble_verified(self.plan.as_ref(), &partitions.concat()).map_err(work_error)
+    }
+}
+
+/// A Filecoin-layer error as a work error: bad input stays bad input.
+fn work_error(e: crate::Error) -> WorkError {
+    if e.is_input() {
+        WorkError::Input(e.to_string())
+    } else {
+        WorkError::Internal(e.to_string())
     }
 }

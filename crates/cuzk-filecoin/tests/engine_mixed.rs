@@ -49,6 +49,7 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
         pipeline: true,
         pause_for_urgent: true,
         hold_for_urgent: Duration::from_millis(100),
+        ..EngineConfig::default()
     };
     let engine = Engine::start(cfg, devices).unwrap();
     let mut ids = Vec::new();

@@ -47,6 +47,12 @@ pub trait ProvingBackend: Send + Sync {
         None
     }
 
+    /// Checks the device answers and computes correctly (a small operation against the
+    /// CPU's result), for bringing a quarantined device back; the CPU always passes.
+    fn probe(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Free and total memory of the device as its driver reports them now; `None` for a
     /// backend without device memory (the CPU).
     fn memory_info(&self) -> Option<(u64, u64)> {

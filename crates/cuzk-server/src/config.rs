@@ -92,6 +92,13 @@ pub struct EngineSection {
     pub workers_per_device: u64,
     /// Seconds a finished job's result stays available to its request id.
     pub retention_secs: u64,
+    /// Finished jobs kept at most; the oldest go first.
+    pub retention_max_jobs: u64,
+    /// Bytes of finished jobs' proofs kept at most; the oldest go first.
+    pub retention_max_bytes: u64,
+    /// Seconds one partition may run on a device before the device is taken for hung
+    /// (quarantined; the partition proved elsewhere); 0 = no watchdog.
+    pub device_timeout_secs: u64,
     /// Host memory for synthesized partitions and parameters: "auto" (cgroup limit or
     /// MemTotal minus 2 GiB) or a number of bytes.
     pub host_memory: String,
@@ -112,6 +119,9 @@ impl Default for EngineSection {
             urgent_synthesis_threads: 1,
             workers_per_device: 2,
             retention_secs: 600,
+            retention_max_jobs: 10_000,
+            retention_max_bytes: 256 << 20,
+            device_timeout_secs: 1800,
             host_memory: "auto".into(),
             pipeline: true,
             pause_for_urgent: true,
@@ -158,6 +168,9 @@ pub struct DevicesConfig {
     pub vram_budget_bytes: u64,
     /// Keep parameters on the GPU between proofs when the budget allows.
     pub resident_params: bool,
+    /// With the cuda backend, also a CPU device that takes work only while every GPU is
+    /// quarantined.
+    pub cpu_fallback: bool,
 }
 
 impl Default for DevicesConfig {
@@ -167,6 +180,7 @@ impl Default for DevicesConfig {
             cuda: Vec::new(),
             vram_budget_bytes: 0,
             resident_params: true,
+            cpu_fallback: false,
         }
     }
 }
@@ -333,6 +347,15 @@ impl Config {
         }
         if self.devices.backend == "cpu" && !self.devices.cuda.is_empty() {
             return Err(value("devices.cuda", "set, but devices.backend is cpu"));
+        }
+        if self.devices.backend == "cpu" && self.devices.cpu_fallback {
+            return Err(value(
+                "devices.cpu_fallback",
+                "set, but devices.backend is cpu (the CPU is the device already)",
+            ));
+        }
+        if self.engine.retention_max_jobs == 0 {
+            return Err(value("engine.retention_max_jobs", "must be at least 1"));
         }
         match self.log.format.as_str() {
             "human" | "json" => {}

@@ -10,7 +10,7 @@ pub fn engine_status(e: &EngineError) -> Status {
         EngineError::QueueFull(_) | EngineError::TooLarge(_) => Code::ResourceExhausted,
         EngineError::NotFound(_) => Code::NotFound,
         EngineError::Cancelled => Code::Cancelled,
-        EngineError::ShuttingDown => Code::Unavailable,
+        EngineError::ShuttingDown | EngineError::Unavailable(_) => Code::Unavailable,
         EngineError::Failed(_) => Code::Internal,
     };
     Status::new(code, e.to_string())
@@ -42,6 +42,7 @@ mod tests {
             (EngineError::NotFound("x".into()), Code::NotFound),
             (EngineError::Cancelled, Code::Cancelled),
             (EngineError::ShuttingDown, Code::Unavailable),
+            (EngineError::Unavailable("x".into()), Code::Unavailable),
             (EngineError::Failed("x".into()), Code::Internal),
         ];
         for (e, code) in cases {

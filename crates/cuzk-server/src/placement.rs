@@ -77,6 +77,9 @@ mod tests {
             memory_budget: 0,
             memory_free: None,
             resident_sources: resident,
+            health: cuzk_engine::Health::Healthy,
+            faults: 0,
+            fallback: false,
         }
     }
 

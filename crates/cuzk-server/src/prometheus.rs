@@ -265,6 +265,9 @@ mod tests {
             memory_budget: 1,
             memory_free: free,
             resident_sources: None,
+            health: cuzk_engine::Health::Healthy,
+            faults: 0,
+            fallback: false,
         };
         let s = EngineStatus {
             devices: vec![device("cpu", None), device("cuda:0000:01:00.0", Some(1))],

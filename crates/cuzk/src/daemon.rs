@@ -50,19 +50,26 @@ fn init_logging(cfg: &Config) {
     };
 }
 
+fn cpu_info() -> DeviceInfo {
+    DeviceInfo {
+        id: "cpu".into(),
+        name: "CPU backend".into(),
+        memory_total: 0,
+        ordinal: None,
+    }
+}
+
 fn devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
+    let cpu = || Arc::new(cuzk_groth16::CpuBackend::new());
     match cfg.devices.backend.as_str() {
-        "cpu" => Ok(vec![Device::new(
-            DeviceInfo {
-                id: "cpu".into(),
-                name: "CPU backend".into(),
-                memory_total: 0,
-                ordinal: None,
-            },
-            Arc::new(cuzk_groth16::CpuBackend::new()),
-            u64::MAX,
-        )]),
-        _ => cuda_devices(cfg),
+        "cpu" => Ok(vec![Device::new(cpu_info(), cpu(), u64::MAX)]),
+        _ => {
+            let mut d = cuda_devices(cfg)?;
+            if cfg.devices.cpu_fallback {
+                d.push(Device::fallback(cpu_info(), cpu(), u64::MAX));
+            }
+            Ok(d)
+        }
     }
 }
 
@@ -104,6 +111,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             urgent_synthesis_threads: cfg.engine.urgent_synthesis_threads as usize,
             workers_per_device: cfg.engine.workers_per_device as usize,
             retention: Duration::from_secs(cfg.engine.retention_secs),
+            retention_max_jobs: cfg.engine.retention_max_jobs as usize,
+            retention_max_bytes: cfg.engine.retention_max_bytes,
+            device_timeout: (cfg.engine.device_timeout_secs > 0)
+                .then(|| Duration::from_secs(cfg.engine.device_timeout_secs)),
             host_budget: cfg
                 .host_memory()
                 .map_err(|e| CliError::input(e.to_string()))?,
@@ -119,6 +130,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         CircuitStore::new(&cfg.params.dir, &cfg.params.cache_dir)
             .with_budget(engine.host_budget().clone()),
     );
+    engine.set_reclaimer(store.reclaimer());
     let preload = cfg.preload().map_err(|e| CliError::input(e.to_string()))?;
     if !preload.is_empty() {
         let (store, use_pce) = (store.clone(), cfg.params.use_pce);

@@ -313,7 +313,7 @@ fn http_serves_metrics_status_and_the_page() {
         body.contains("\"devices\"") && body.contains("CPU backend"),
         "{body}"
     );
-    assert!(body.contains("\"id\":\"w\""), "recent jobs: {body}");
+    assert!(body.contains("\"request_id\":\"w\""), "recent jobs: {body}");
     let (status, body) = http_get(http, "/");
     assert!(status.contains("200"), "{status}");
     assert!(body.contains("cuzk proving engine") && body.contains("fetch(\"/status\""));

@@ -65,7 +65,7 @@ fn two_thousand_abandoned_waiters_hold_no_threads_and_winning_post_is_served() {
     let tmp = tempfile::tempdir().unwrap();
     let port = free_port();
     let cfg = write_config(tmp.path(), &fx, &format!("127.0.0.1:{port}"), "");
-    let daemon = Daemon(spawn(&cfg));
+    let daemon = spawn(&cfg);
     let pid = daemon.0.id();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -29,6 +29,14 @@ pub struct Faults {
     pub always_fail: bool,
     /// Extra time each proof takes.
     pub delay: Duration,
+    /// Panic inside the Nth proof (1-based), as a bug in a backend would.
+    pub panic_on_call: Option<usize>,
+    /// Hang in the Nth proof (1-based) for this long, as a device that stops answering.
+    pub hang_on_call: Option<(usize, Duration)>,
+    /// Return a wrong proof (a valid encoding that does not verify) from the Nth proof.
+    pub corrupt_on_call: Option<usize>,
+    /// Answer probes as a dead device (see [`ProvingBackend::probe`]).
+    pub dead: bool,
 }
 
 /// One simulated piece of hardware.
@@ -147,6 +155,14 @@ impl ProvingBackend for SimBackend {
                 message: format!("injected fault on call {call}"),
             });
         }
+        if faults.panic_on_call == Some(call) {
+            panic!("injected panic on call {call} of {}", self.name);
+        }
+        if let Some((n, d)) = faults.hang_on_call {
+            if n == call {
+                std::thread::sleep(d);
+            }
+        }
         // At a yield point this proof is outside the device: whatever runs there enters it
         // alone, and this proof enters again (checked) before it goes on.
         let outside = || {
@@ -156,6 +172,28 @@ impl ProvingBackend for SimBackend {
             p.enter();
             r
         };
-        cuzk_groth16::prove_composed(&self.cpu, params, assignment, r, s, &outside)
+        let (mut proof, t) =
+            cuzk_groth16::prove_composed(&self.cpu, params, assignment, r, s, &outside)?;
+        if faults.corrupt_on_call == Some(call) {
+            // A well-formed proof of nothing: what a device computing garbage returns.
+            std::mem::swap(&mut proof.a, &mut proof.c);
+        }
+        Ok((proof, t))
+    }
+
+    fn probe(&self) -> Result<(), Error> {
+        let faults = self
+            .physical
+            .faults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if faults.dead || faults.always_fail {
+            return Err(Error::Backend {
+                backend: self.name.clone(),
+                message: "the simulated device does not answer".into(),
+            });
+        }
+        Ok(())
     }
 }

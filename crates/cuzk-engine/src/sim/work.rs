@@ -8,13 +8,13 @@ use cuzk_groth16::blstrs::Scalar;
 use cuzk_groth16::synthetic::SyntheticCircuit;
 use cuzk_groth16::{
     generate_insecure_parameters, synthesize_witness, Parameters, Pce, PreparedVerifyingKey, Proof,
-    ProvingAssignment,
 };
 use ff::Field;
 use rand::SeedableRng;
 
 use crate::device::DeviceGuard;
-use crate::work::{ContentDigest, ProofWork, Synthesized};
+use crate::job::Priority;
+use crate::work::{ContentDigest, ProofWork, Synthesized, WorkError};
 
 struct Shape {
     circuit: SyntheticCircuit,
@@ -74,6 +74,13 @@ pub struct SyntheticWork {
     /// What the work reports as its content: by default its kind and partition count, so two
     /// works made alike are the same request.
     pub content: ContentDigest,
+    /// Its priority: by default CRITICAL for "winning-post", HIGH for "window-post", else
+    /// NORMAL.
+    pub priority: Priority,
+    /// Panic while synthesizing partition k (injected fault).
+    pub panic_in_synthesis: Option<usize>,
+    /// Panic while finishing (injected fault).
+    pub panic_in_finish: bool,
 }
 
 impl SyntheticWork {
@@ -115,6 +122,13 @@ impl SyntheticWork {
             synth_delay: Duration::ZERO,
             synth_gate: None,
             content: Self::content_of(kind, parts, 0),
+            priority: match kind {
+                "winning-post" => Priority::Critical,
+                "window-post" => Priority::High,
+                _ => Priority::Normal,
+            },
+            panic_in_synthesis: None,
+            panic_in_finish: false,
         })
     }
 
@@ -139,6 +153,9 @@ impl ProofWork for SyntheticWork {
     fn content(&self) -> ContentDigest {
         self.content
     }
+    fn priority(&self) -> Priority {
+        self.priority
+    }
     fn partitions(&self) -> usize {
         self.parts
     }
@@ -148,32 +165,28 @@ impl ProofWork for SyntheticWork {
     fn device_bytes_per_partition(&self) -> u64 {
         self.device_bytes
     }
-    fn synthesize(&self, _k: usize) -> Result<Synthesized, String> {
+    fn synthesize(&self, k: usize) -> Result<Synthesized, WorkError> {
         std::thread::sleep(self.synth_delay);
         if let Some(gate) = &self.synth_gate {
             gate.wait();
         }
+        if self.panic_in_synthesis == Some(k) {
+            panic!("injected panic in the synthesis of partition {k}");
+        }
         let s = shape();
-        let w = synthesize_witness(s.circuit).map_err(|e| e.to_string())?;
-        Ok(Box::new(s.pce.evaluate(w).map_err(|e| e.to_string())?))
+        let w = synthesize_witness(s.circuit).map_err(|e| WorkError::Input(e.to_string()))?;
+        Ok(s.pce.evaluate(w)?)
     }
     fn prove(
         &self,
         _k: usize,
         synth: &Synthesized,
         dev: &DeviceGuard<'_>,
-    ) -> Result<Vec<u8>, String> {
-        let _mem = dev
-            .alloc("partition", self.device_bytes)
-            .map_err(|e| e.to_string())?;
-        let pa = synth
-            .downcast_ref::<ProvingAssignment>()
-            .ok_or("not an assignment")?;
+    ) -> Result<Vec<u8>, WorkError> {
+        let _mem = dev.alloc("partition", self.device_bytes)?;
         let mut rng = rand::thread_rng();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let (p, _) = dev
-            .prove(&shape().params, pa, r, s)
-            .map_err(|e| e.to_string())?;
+        let (p, _) = dev.prove(&shape().params, synth, r, s)?;
         if let Some((label, log)) = &self.log {
             log.lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -181,12 +194,20 @@ impl ProofWork for SyntheticWork {
         }
         Ok(p.to_bytes().to_vec())
     }
-    fn finish(&self, parts: Vec<Vec<u8>>) -> Result<Vec<u8>, String> {
+    fn verify_partition(&self, _k: usize, proof: &[u8]) -> Result<bool, WorkError> {
         let s = shape();
+        let proof = Proof::from_bytes(proof).map_err(|e| WorkError::Device(e.to_string()))?;
+        Ok(s.pvk.verify(&proof, &s.inputs)?)
+    }
+    fn finish(&self, parts: Vec<Vec<u8>>) -> Result<Vec<u8>, WorkError> {
+        if self.panic_in_finish {
+            panic!("injected panic in finish");
+        }
         for (k, p) in parts.iter().enumerate() {
-            let proof = Proof::from_bytes(p).map_err(|e| e.to_string())?;
-            if !s.pvk.verify(&proof, &s.inputs).map_err(|e| e.to_string())? {
-                return Err(format!("partition {k} does not verify"));
+            if !self.verify_partition(k, p)? {
+                return Err(WorkError::Internal(format!(
+                    "partition {k} does not verify"
+                )));
             }
         }
         Ok(parts.concat())

@@ -106,6 +106,7 @@ pub async fn serve_on(dir: &Path, devices: Vec<Arc<Device>>, opts: ServeOptions)
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let engine = Arc::new(engine);
+    engine.set_reclaimer(store.reclaimer());
     let service = ProvingService::new(engine.clone(), store, true);
     let task = tokio::spawn(serve(Listener::Tcp(listener), service, opts, async {
         let _ = rx.await;

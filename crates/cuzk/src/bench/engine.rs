@@ -87,6 +87,7 @@ fn engine(
             } else {
                 Duration::ZERO
             },
+            ..EngineConfig::default()
         },
         vec![device],
     )?)

@@ -40,14 +40,17 @@ pub fn free_ports<const N: usize>() -> [u16; N] {
     std::array::from_fn(|i| listeners[i].local_addr().unwrap().port())
 }
 
-pub fn spawn(config: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_cuzk"))
-        .args(["daemon", "--config"])
-        .arg(config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn cuzk daemon")
+/// `cuzk daemon --config config`, killed if the test ends without stopping it.
+pub fn spawn(config: &Path) -> Daemon {
+    Daemon(
+        Command::new(env!("CARGO_BIN_EXE_cuzk"))
+            .args(["daemon", "--config"])
+            .arg(config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn cuzk daemon"),
+    )
 }
 
 /// A config with the fixture parameters, `listen`, one synthesis thread, a long grace period,
@@ -69,6 +72,19 @@ pub fn write_config(dir: &Path, fixtures: &Path, listen: &str, extra: &str) -> P
 
 /// A daemon child process, killed if the test ends without stopping it.
 pub struct Daemon(pub Child);
+
+impl std::ops::Deref for Daemon {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Daemon {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
 
 impl Drop for Daemon {
     fn drop(&mut self) {
