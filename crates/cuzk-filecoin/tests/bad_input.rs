@@ -110,6 +110,13 @@ fn post_bad_inputs() {
     let mut r = request(ProofKind::WinningPoSt);
     r.vanilla_proofs.push(r.vanilla_proofs[0].clone());
     expect(&r, "WinningPoSt takes 1 sector proof(s), got 2");
+    // An index that would size the verifier's inputs from a client's number.
+    let mut r = good.clone();
+    r.partition_index = u32::MAX;
+    expect(&r, "partition index 4294967295 is out of range");
+    let mut r = good.clone();
+    r.partition_index = 3000;
+    expect(&r, "a deadline has at most 3000 partitions");
     let mut r = good;
     r.vanilla_proofs.push(r.vanilla_proofs[0].clone());
     expect(&r, "holds at most 2 sectors, got 3");

@@ -79,6 +79,14 @@ pub fn curio_kind_name(kind: &str) -> &str {
     }
 }
 
+/// "healthy" or "quarantined".
+pub fn health_name(h: &cuzk_engine::Health) -> &'static str {
+    match h {
+        cuzk_engine::Health::Healthy => "healthy",
+        cuzk_engine::Health::Quarantined { .. } => "quarantined",
+    }
+}
+
 /// The wire kind of a Filecoin proof kind.
 pub fn wire_kind(kind: ProofKind) -> proto::ProofKind {
     match kind {

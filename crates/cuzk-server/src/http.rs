@@ -52,6 +52,13 @@ pub fn status_json(engine: &Engine, store: &CircuitStore) -> Value {
                 "current_job": d.current_job.as_ref().map(|j| j.0.clone()),
                 "current_kind": d.current_job.as_ref().map(|j| j.1.clone()),
                 "activity": activity,
+                "health": crate::convert::health_name(&d.health),
+                "health_reason": match &d.health {
+                    cuzk_engine::Health::Healthy => None,
+                    cuzk_engine::Health::Quarantined { reason, .. } => Some(reason.clone()),
+                },
+                "faults": d.faults,
+                "fallback": d.fallback,
             })
         })
         .collect();

@@ -130,6 +130,30 @@ pub fn render(s: &EngineStatus) -> String {
     }
     let _ = writeln!(
         out,
+        "# HELP cuzk_device_healthy 1 while the device takes work, 0 while it is quarantined.\n# TYPE cuzk_device_healthy gauge"
+    );
+    for d in &s.devices {
+        let _ = writeln!(
+            out,
+            "cuzk_device_healthy{{device=\"{}\"}} {}",
+            esc(&d.info.id),
+            u8::from(d.health == cuzk_engine::Health::Healthy)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP cuzk_device_faults_total Device faults (errors, wrong proofs, hangs).\n# TYPE cuzk_device_faults_total counter"
+    );
+    for d in &s.devices {
+        let _ = writeln!(
+            out,
+            "cuzk_device_faults_total{{device=\"{}\"}} {}",
+            esc(&d.info.id),
+            d.faults
+        );
+    }
+    let _ = writeln!(
+        out,
         "# HELP cuzk_device_memory_budget_bytes Device memory the engine may use.\n# TYPE cuzk_device_memory_budget_bytes gauge"
     );
     for d in &s.devices {

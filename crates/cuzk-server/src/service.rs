@@ -223,8 +223,15 @@ impl ProvingEngine for ProvingService {
                 current_proof_kind: d
                     .current_job
                     .as_ref()
-                    .map(|j| j.1.clone())
+                    .map(|j| convert::curio_kind_name(&j.1).to_owned())
                     .unwrap_or_default(),
+                device_id: d.info.id.clone(),
+                health: convert::health_name(&d.health).to_owned(),
+                health_reason: match &d.health {
+                    cuzk_engine::Health::Healthy => String::new(),
+                    cuzk_engine::Health::Quarantined { reason, .. } => reason.clone(),
+                },
+                faults: d.faults,
             })
             .collect();
         let loaded_srs = self
@@ -296,6 +303,29 @@ impl ProvingEngine for ProvingService {
             }))
         })
         .await
+    }
+
+    async fn probe_device(
+        &self,
+        request: Request<proto::ProbeDeviceRequest>,
+    ) -> Result<Response<proto::ProbeDeviceResponse>, Status> {
+        let id = request.into_inner().device_id;
+        if id.is_empty() {
+            return Err(Status::invalid_argument("device_id is required"));
+        }
+        let engine = self.engine.clone();
+        let health =
+            blocking(move || engine.probe_device(&id).map_err(|e| engine_status(&e))).await?;
+        Ok(Response::new(match health {
+            cuzk_engine::Health::Healthy => proto::ProbeDeviceResponse {
+                healthy: true,
+                reason: String::new(),
+            },
+            cuzk_engine::Health::Quarantined { reason, .. } => proto::ProbeDeviceResponse {
+                healthy: false,
+                reason,
+            },
+        }))
     }
 
     async fn evict_srs(

@@ -86,6 +86,12 @@ pub enum Action {
         #[arg(long)]
         circuit: String,
     },
+    /// Probe a device and return it to service if it passes ("cuda:0000:c1:00.0", "cpu").
+    Probe {
+        /// Device id, as `status` lists it.
+        #[arg(long)]
+        device: String,
+    },
 }
 
 /// Arguments of `cuzk client`.
@@ -296,10 +302,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     s.uptime_seconds, s.total_proofs_completed, s.total_proofs_failed
                 );
                 for g in &s.gpus {
+                    let health = if g.health_reason.is_empty() {
+                        g.health.clone()
+                    } else {
+                        format!("{} ({})", g.health, g.health_reason)
+                    };
                     println!(
-                        "device {} {}: {} of {} bytes free, job {:?} {}",
+                        "device {} [{}] {}: {}, {} faults, {} of {} bytes free, job {:?} {}",
+                        g.device_id,
                         g.ordinal,
                         g.name,
+                        health,
+                        g.faults,
                         g.vram_free_bytes,
                         g.vram_total_bytes,
                         g.current_job_id,
@@ -346,6 +360,24 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     }
                 );
                 Ok(())
+            }
+            Action::Probe { device } => {
+                let r = c
+                    .probe_device(proto::ProbeDeviceRequest {
+                        device_id: device.clone(),
+                    })
+                    .await
+                    .map_err(status_err)?
+                    .into_inner();
+                if r.healthy {
+                    println!("{device}: healthy, taking work");
+                    Ok(())
+                } else {
+                    Err(CliError::internal(format!(
+                        "{device}: still quarantined: {}",
+                        r.reason
+                    )))
+                }
             }
             Action::Evict { circuit } => {
                 let r = c

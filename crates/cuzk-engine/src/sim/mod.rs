@@ -37,6 +37,79 @@ pub struct Faults {
     pub corrupt_on_call: Option<usize>,
     /// Answer probes as a dead device (see [`ProvingBackend::probe`]).
     pub dead: bool,
+    /// Faults drawn at random per call (for soak tests).
+    pub random: Option<RandomFaults>,
+}
+
+/// Per-call fault probabilities, drawn from a seeded generator (the same seed gives the
+/// same faults on the same call numbers).
+#[derive(Clone, Copy, Debug)]
+pub struct RandomFaults {
+    /// Seed.
+    pub seed: u64,
+    /// Probability of a device error.
+    pub fail: f64,
+    /// Probability of a panic.
+    pub panic: f64,
+    /// Probability of a wrong proof.
+    pub corrupt: f64,
+    /// Probability of a hang of `hang_for`.
+    pub hang: f64,
+    /// How long a hang lasts.
+    pub hang_for: Duration,
+}
+
+/// What one call does under `f`.
+enum Fault {
+    None,
+    Fail,
+    Panic,
+    Corrupt,
+    Hang(Duration),
+}
+
+impl Faults {
+    fn for_call(&self, call: usize) -> Fault {
+        if self.always_fail || self.fail_on_call == Some(call) {
+            return Fault::Fail;
+        }
+        if self.panic_on_call == Some(call) {
+            return Fault::Panic;
+        }
+        if self.corrupt_on_call == Some(call) {
+            return Fault::Corrupt;
+        }
+        if let Some((n, d)) = self.hang_on_call {
+            if n == call {
+                return Fault::Hang(d);
+            }
+        }
+        let Some(r) = self.random else {
+            return Fault::None;
+        };
+        use rand::{Rng, SeedableRng};
+        let u: f64 = rand_chacha::ChaCha8Rng::seed_from_u64(
+            r.seed ^ (call as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        )
+        .gen();
+        let mut edge = r.fail;
+        if u < edge {
+            return Fault::Fail;
+        }
+        edge += r.panic;
+        if u < edge {
+            return Fault::Panic;
+        }
+        edge += r.corrupt;
+        if u < edge {
+            return Fault::Corrupt;
+        }
+        edge += r.hang;
+        if u < edge {
+            return Fault::Hang(r.hang_for);
+        }
+        Fault::None
+    }
 }
 
 /// One simulated piece of hardware.
@@ -149,19 +222,17 @@ impl ProvingBackend for SimBackend {
             }
         };
         work();
-        if faults.always_fail || faults.fail_on_call == Some(call) {
-            return Err(Error::Backend {
-                backend: self.name.clone(),
-                message: format!("injected fault on call {call}"),
-            });
-        }
-        if faults.panic_on_call == Some(call) {
-            panic!("injected panic on call {call} of {}", self.name);
-        }
-        if let Some((n, d)) = faults.hang_on_call {
-            if n == call {
-                std::thread::sleep(d);
+        let fault = faults.for_call(call);
+        match fault {
+            Fault::Fail => {
+                return Err(Error::Backend {
+                    backend: self.name.clone(),
+                    message: format!("injected fault on call {call}"),
+                })
             }
+            Fault::Panic => panic!("injected panic on call {call} of {}", self.name),
+            Fault::Hang(d) => std::thread::sleep(d),
+            Fault::None | Fault::Corrupt => {}
         }
         // At a yield point this proof is outside the device: whatever runs there enters it
         // alone, and this proof enters again (checked) before it goes on.
@@ -174,7 +245,7 @@ impl ProvingBackend for SimBackend {
         };
         let (mut proof, t) =
             cuzk_groth16::prove_composed(&self.cpu, params, assignment, r, s, &outside)?;
-        if faults.corrupt_on_call == Some(call) {
+        if matches!(fault, Fault::Corrupt) {
             // A well-formed proof of nothing: what a device computing garbage returns.
             std::mem::swap(&mut proof.a, &mut proof.c);
         }

@@ -42,6 +42,9 @@ pub(super) struct PoStPlan<Tree: 'static + MerkleTreeTrait> {
     partition_index: usize,
 }
 
+/// Partitions in one WindowPoSt deadline at most (the network's policy).
+const MAX_PARTITIONS_PER_DEADLINE: usize = 3000;
+
 fn input_err(what: &str) -> impl Fn(anyhow::Error) -> Error + '_ {
     move |e| InputError::new(format!("{what}: {e:#}")).into()
 }
@@ -77,6 +80,15 @@ impl<Tree: 'static + MerkleTreeTrait> PoStPlan<Tree> {
             }
         }
         let partition_index = req.partition_index as usize;
+        // The verifier's inputs hold `partition_index x sectors per partition` entries: an
+        // index beyond what the chain allows is refused before anything is sized from it.
+        if partition_index >= MAX_PARTITIONS_PER_DEADLINE {
+            return Err(InputError::new(format!(
+                "partition index {partition_index} is out of range: a deadline has at most \
+                 {MAX_PARTITIONS_PER_DEADLINE} partitions"
+            ))
+            .into());
+        }
         let (vanilla_params, partitions) = match kind {
             ProofKind::WinningPoSt => {
                 if partition_index != 0 {
