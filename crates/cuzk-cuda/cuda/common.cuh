@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <stdexcept>
@@ -57,16 +58,46 @@ inline void check(const RustError& e, const char* what)
     }
 }
 
-// sppark's device list entry `device`, made current on this thread. The index is checked:
-// sppark's own select_gpu does not bounds-check.
+// sppark's device list entry `device`, made current on this thread, and confirmed: the
+// device CUDA now calls current must be that entry's, at the PCI address it was enumerated
+// with. The index is checked: sppark's own select_gpu does not bounds-check.
 inline const gpu_t& select(uint32_t device)
 {
     if (device >= ngpus())
         throw error(CUZK_BAD_DEVICE, "device index " + std::to_string(device) +
                                      " out of range (" + std::to_string(ngpus()) +
                                      " devices)");
-    return select_gpu((int)device);
+    const gpu_t& gpu = select_gpu((int)device);
+    int current = -1, bus = -1, domain = -1;
+    CUDA_OK(cudaGetDevice(&current));
+    CUDA_OK(cudaDeviceGetAttribute(&bus, cudaDevAttrPciBusId, current));
+    CUDA_OK(cudaDeviceGetAttribute(&domain, cudaDevAttrPciDomainId, current));
+    const cudaDeviceProp& p = gpu.props();
+    if (current != gpu.cid() || bus != p.pciBusID || domain != p.pciDomainID)
+        throw error(CUZK_BAD_DEVICE,
+                    "selecting device " + std::to_string(device) + " made CUDA device " +
+                        std::to_string(current) + " current, not " + std::to_string(gpu.cid()));
+    return gpu;
 }
+
+// Whether the current device still runs work: false after a sticky error (an illegal
+// address, a device that fell off the bus), which every later call on it returns.
+inline bool device_ok() noexcept
+{
+    return cudaDeviceSynchronize() == cudaSuccess;
+}
+
+// Deletes sppark objects whose destructors synchronize through CUDA_OK, which throws; a throw
+// inside a destructor is std::terminate, the whole process. On a broken device the object is
+// left allocated instead: its memory belongs to a context that cannot run anything any more,
+// and the process (and every other device) lives on.
+struct destroy_if_device_ok {
+    template<class T> void operator()(T* p) const noexcept
+    {
+        if (p != nullptr && device_ok())
+            delete p;
+    }
+};
 
 inline void require(bool ok, const char* message)
 {

@@ -85,6 +85,9 @@ cuzk_status_t cuzk_cuda_resident_msm_device_scalars(cuzk_resident_t* resident,
                                                     const void* scalars, size_t n, void* out,
                                                     double* msm_ms);
 void cuzk_cuda_resident_free(cuzk_resident_t* resident);
+// Test only: launches a kernel that faults on `device` (an illegal address), leaving its
+// context broken, as a failing GPU does; returns the CUDA error.
+cuzk_status_t cuzk_cuda_test_fault(uint32_t device);
 
 #ifdef __cplusplus
 }

@@ -79,9 +79,27 @@ extern "C" void cuzk_cuda_resident_free(cuzk_resident_t* resident)
     try {
         cuzk::select(resident->device);
     } catch (...) {
-        // The index was valid when the bases were uploaded; the list never changes.
+        // A device that cannot even be selected is broken: leave the copy allocated.
+        return;
     }
-    delete resident;
+    cuzk::destroy_if_device_ok{}(resident);
+}
+
+// Test only: a kernel that writes to an address no allocation has, leaving the device's
+// context with a sticky error, as a failing GPU does. For fault-containment tests.
+__global__ void cuzk_fault_kernel(int* p)
+{
+    *p = 1;
+}
+
+extern "C" cuzk_status_t cuzk_cuda_test_fault(uint32_t device)
+{
+    return cuzk::guarded([&] {
+        cuzk::select(device);
+        cuzk_fault_kernel<<<1, 1>>>(reinterpret_cast<int*>(0x10));
+        CUDA_OK(cudaGetLastError());
+        CUDA_OK(cudaDeviceSynchronize());
+    });
 }
 
 extern "C" cuzk_status_t cuzk_cuda_host_register(void* ptr, size_t bytes)

@@ -58,10 +58,12 @@ extern "C" cuzk_status_t CUZK_CAT(cuzk_cuda_msm_, CUZK_GROUP)(
             res->inf();
             return;
         }
-        CUZK_GROUP::cuzk_msm_t msm{nullptr, n, sizeof(CUZK_GROUP::affine_t), (int)device};
-        cuzk::check(msm.invoke(*res, slice_t<CUZK_GROUP::affine_t>{static_cast<const CUZK_GROUP::affine_t*>(bases), n},
-                               static_cast<const fr_t*>(scalars), true,
-                               sizeof(CUZK_GROUP::affine_t)),
+        // On the heap, destroyed only while the device works (see destroy_if_device_ok).
+        std::unique_ptr<CUZK_GROUP::cuzk_msm_t, cuzk::destroy_if_device_ok> msm{
+            new CUZK_GROUP::cuzk_msm_t{nullptr, n, sizeof(CUZK_GROUP::affine_t), (int)device}};
+        cuzk::check(msm->invoke(*res, slice_t<CUZK_GROUP::affine_t>{static_cast<const CUZK_GROUP::affine_t*>(bases), n},
+                                static_cast<const fr_t*>(scalars), true,
+                                sizeof(CUZK_GROUP::affine_t)),
                     "MSM");
     });
 }

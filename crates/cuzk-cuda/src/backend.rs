@@ -6,6 +6,7 @@
 //! run over resident parameters when the budget has room for them ([`Residency::Auto`]),
 //! streaming the bases from host memory otherwise.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -66,6 +67,8 @@ pub struct CudaBackend {
     residency: Residency,
     cache: Mutex<Cache>,
     _runtime: VramReservation,
+    /// Test only: the next proof first faults the device (see [`CudaBackend::inject_fault`]).
+    fault_armed: AtomicBool,
 }
 
 /// How a proof's MSMs ran (for logs and benchmarks).
@@ -89,7 +92,25 @@ impl CudaBackend {
             residency,
             cache: Mutex::new(Cache::default()),
             _runtime: runtime,
+            fault_armed: AtomicBool::new(false),
         })
+    }
+
+    /// Test only: the next proof on this backend launches a kernel that faults the device
+    /// (an illegal address) before anything else, leaving its CUDA context broken, as a
+    /// failing GPU does. For fault-containment tests on real hardware.
+    pub fn inject_fault(&self) {
+        self.fault_armed.store(true, Ordering::SeqCst);
+    }
+
+    fn fault_now(&self) -> Result<(), CudaError> {
+        let g = self.device.lock();
+        // SAFETY: the index came from enumeration; the C side checks it and returns the
+        // kernel's CUDA error as a status.
+        ffi::check(
+            unsafe { ffi::cuzk_cuda_test_fault(g.index()) },
+            "injected fault",
+        )
     }
 
     /// The device.
@@ -338,6 +359,9 @@ impl CudaBackend {
         s: Scalar,
         yield_point: &YieldPoint<'_>,
     ) -> Result<(Proof, ProveTimings, MsmPlacement), cuzk_groth16::Error> {
+        if self.fault_armed.swap(false, Ordering::SeqCst) {
+            self.fault_now()?;
+        }
         let n = 1u64 << Domain::log_size_for(pa.a.len())?;
         // One proof's working memory beside resident bases: H, or the largest MSM call.
         let working = vram::compute_h(n).max(vram::msm_call(n, n, vram::G1, false));
@@ -463,6 +487,41 @@ impl ProvingBackend for CudaBackend {
 
     fn memory_info(&self) -> Option<(u64, u64)> {
         self.device.mem_info().ok()
+    }
+
+    fn memory_ledger(&self) -> Option<(u64, u64)> {
+        Some((self.device.reserved(), self.device.budget()))
+    }
+
+    fn probe(&self) -> cuzk_groth16::Result<()> {
+        // A small G1 MSM on the device against the CPU's: a broken context fails the call,
+        // a device computing garbage fails the comparison.
+        let n = 512u64;
+        let g = G1Projective::generator();
+        let mut p = g;
+        let bases: Vec<G1Base> = (0..n)
+            .map(|_| {
+                p = p.double() + g;
+                p.into()
+            })
+            .collect();
+        // Full-width scalars: squares of a running product, so every window is exercised.
+        let mut x = Scalar::from(0x9e37_79b9_7f4a_7c15u64);
+        let scalars: Vec<Scalar> = (0..n)
+            .map(|i| {
+                x = x.square() + Scalar::from(i + 1);
+                x
+            })
+            .collect();
+        let gpu = self.msm_g1(&bases, &scalars)?;
+        let cpu = cuzk_groth16::CpuBackend::new().msm_g1(&bases, &scalars)?;
+        if gpu != cpu {
+            return Err(cuzk_groth16::Error::Backend {
+                backend: self.name(),
+                message: "the probe MSM differs from the CPU's".into(),
+            });
+        }
+        Ok(())
     }
 
     fn computes_on_host(&self) -> bool {

@@ -190,6 +190,9 @@ impl Drop for VramReservation {
     }
 }
 
+/// The GPUs open in this process (see [`CudaDevice::open`]).
+static OPEN: Mutex<Vec<std::sync::Weak<CudaDevice>>> = Mutex::new(Vec::new());
+
 /// One GPU: its identity, its lock and its VRAM budget.
 #[derive(Debug)]
 pub struct CudaDevice {
@@ -209,8 +212,27 @@ impl CudaDevice {
     /// Opens the device `selector` names, with `budget` bytes of device memory to give out
     /// (None: free memory at enumeration minus [`default_margin`]). A budget above the
     /// device's free memory is an error.
+    ///
+    /// One object per physical GPU, process-wide: opening a GPU that is open already (by bus
+    /// id or by ordinal) returns the same object, with its one lock and one budget, so two
+    /// handles on one GPU cannot be built. Asking it for another budget is an error.
     pub fn open(selector: &DeviceSelector, budget: Option<u64>) -> Result<Arc<Self>, CudaError> {
         let info = selector.find()?.clone();
+        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        open.retain(|d| d.strong_count() > 0);
+        if let Some(d) = open
+            .iter()
+            .filter_map(|d| d.upgrade())
+            .find(|d| d.info.pci_bus_id == info.pci_bus_id)
+        {
+            return match budget {
+                Some(b) if b != d.budget.total => Err(CudaError::BadArgument(format!(
+                    "{} is open already with a VRAM budget of {} bytes, not {b}",
+                    info.pci_bus_id, d.budget.total
+                ))),
+                _ => Ok(d),
+            };
+        }
         let total = match budget {
             Some(b) if b > info.free_bytes => {
                 return Err(CudaError::BadArgument(format!(
@@ -223,14 +245,16 @@ impl CudaDevice {
                 .free_bytes
                 .saturating_sub(default_margin(info.total_bytes)),
         };
-        Ok(Arc::new(CudaDevice {
+        let d = Arc::new(CudaDevice {
             info,
             lock: Mutex::new(()),
             budget: Arc::new(Budget {
                 total,
                 used: Mutex::new(0),
             }),
-        }))
+        });
+        open.push(Arc::downgrade(&d));
+        Ok(d)
     }
 
     /// Every usable device, each with the default budget.

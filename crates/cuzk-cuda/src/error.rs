@@ -25,11 +25,18 @@ pub enum CudaError {
     },
 }
 
+/// A budget refusal is a limit every device of that size hits alike, and a refused argument
+/// a mismatch of sizes: neither is the device's fault. CUDA errors are (the engine
+/// quarantines the device).
 impl From<CudaError> for cuzk_groth16::Error {
     fn from(e: CudaError) -> Self {
-        cuzk_groth16::Error::Backend {
-            backend: "cuda".into(),
-            message: e.to_string(),
+        match e {
+            CudaError::Budget { .. } => cuzk_groth16::Error::TooLarge(e.to_string()),
+            CudaError::BadArgument(_) => cuzk_groth16::Error::ParamsMismatch(e.to_string()),
+            CudaError::Cuda { .. } | CudaError::BadDevice(_) => cuzk_groth16::Error::Backend {
+                backend: "cuda".into(),
+                message: e.to_string(),
+            },
         }
     }
 }

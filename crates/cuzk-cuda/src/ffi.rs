@@ -102,6 +102,7 @@ extern "C" {
         msm_ms: *mut f64,
     ) -> Status;
     pub(crate) fn cuzk_cuda_resident_free(resident: *mut Resident);
+    pub(crate) fn cuzk_cuda_test_fault(device: u32) -> Status;
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_cuda_h_msm_resident(
         resident: *mut Resident,

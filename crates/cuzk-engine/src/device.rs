@@ -115,6 +115,9 @@ pub(crate) struct Running {
     pub rescued: bool,
 }
 
+/// How long a probe waits for the device's lock.
+const PROBE_LOCK_WAIT: Duration = Duration::from_secs(1);
+
 /// How long ended activity is kept for timelines, and how many spans at most.
 const ACTIVITY_KEEP: Duration = Duration::from_secs(15 * 60);
 const ACTIVITY_MAX: usize = 4096;
@@ -271,14 +274,21 @@ impl Device {
     }
 
     /// Probes a quarantined device (see [`ProvingBackend::probe`]) and returns it to service
-    /// when the probe passes. A device whose lock is still held (an operation that hangs)
-    /// fails the probe without waiting for it.
+    /// when the probe passes. A device whose lock stays held (an operation that hangs) fails
+    /// the probe after a few seconds instead of waiting for it.
     pub fn probe(&self) -> Result<(), String> {
-        let Some(_g) = self.try_lock() else {
-            return Err(format!(
-                "{} is still busy (an operation has not returned)",
-                self.info.id
-            ));
+        let deadline = Instant::now() + PROBE_LOCK_WAIT;
+        let _g = loop {
+            if let Some(g) = self.try_lock() {
+                break g;
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "{} is still busy (an operation has not returned)",
+                    self.info.id
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
         };
         let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.backend.probe()));
         match res {
@@ -448,9 +458,25 @@ impl Device {
         self.backend.computes_on_host()
     }
 
-    /// The VRAM budget.
+    /// The engine's VRAM ledger, for devices whose backend keeps none (see
+    /// [`Device::memory_reserved`]).
     pub fn vram(&self) -> &Arc<MemoryBudget> {
         &self.vram
+    }
+
+    /// Device memory reserved now, from the one ledger of this device: the backend's when
+    /// it keeps one (a GPU: real allocations and resident parameters), else the engine's.
+    pub fn memory_reserved(&self) -> u64 {
+        self.backend
+            .memory_ledger()
+            .map_or_else(|| self.vram.used(), |(used, _)| used)
+    }
+
+    /// The device's memory budget, from the same ledger as [`Device::memory_reserved`].
+    pub fn memory_budget(&self) -> u64 {
+        self.backend
+            .memory_ledger()
+            .map_or_else(|| self.vram.total(), |(_, total)| total)
     }
 
     /// The (job id, kind) on the device now.

@@ -202,6 +202,16 @@ impl Engine {
                     .into(),
             ));
         }
+        // One object per physical device: two with one identity would be two locks and two
+        // ledgers on one piece of hardware.
+        for (i, d) in devices.iter().enumerate() {
+            if devices[..i].iter().any(|e| e.info().id == d.info().id) {
+                return Err(EngineError::Invalid(format!(
+                    "device {} is listed twice",
+                    d.info().id
+                )));
+            }
+        }
         let pause_through_proof = devices.iter().all(|d| !d.computes_on_host());
         let inner = Arc::new(Inner {
             host: MemoryBudget::new("host", cfg.host_budget),
@@ -381,8 +391,8 @@ impl Engine {
                     busy_last_minute: d.busy_fraction(Duration::from_secs(60)),
                     activity: d.activity(Duration::from_secs(15 * 60)),
                     current_job: d.current_job(),
-                    memory_used: d.vram().used(),
-                    memory_budget: d.vram().total(),
+                    memory_used: d.memory_reserved(),
+                    memory_budget: d.memory_budget(),
                     memory_free: d.memory_info().map(|(free, _)| free),
                     resident_sources: d.resident_sources(),
                     health: d.health(),
@@ -529,7 +539,7 @@ impl Inner {
         }
         self.host.check_fits(work.host_bytes_per_partition())?;
         let need = work.device_bytes_per_partition();
-        if !self.devices.iter().any(|d| d.vram().total() >= need) {
+        if !self.devices.iter().any(|d| d.memory_budget() >= need) {
             return Err(EngineError::TooLarge(format!(
                 "a partition needs {need} bytes of device memory; no device budget is that large"
             )));

@@ -201,8 +201,10 @@ pub(crate) fn device_loop(inner: &Inner, device: &Arc<Device>) {
     let hook = |g: &DeviceGuard<'_>| {
         let running = g.running();
         let fits = |i: &DeviceItem| {
-            let v = device.vram();
-            v.total() - v.used() >= i.job.device_bytes
+            device
+                .memory_budget()
+                .saturating_sub(device.memory_reserved())
+                >= i.job.device_bytes
         };
         loop {
             let t0 = Instant::now();

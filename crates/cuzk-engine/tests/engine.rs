@@ -115,6 +115,12 @@ fn the_guard_check_catches_two_devices_for_one_physical_id() {
         "two guards on one physical device at once went unnoticed"
     );
     drop((g1, g2));
+    // An engine refuses to be built over the twins.
+    let e = Engine::start(cfg(1), vec![one.clone(), twin.clone()]).unwrap_err();
+    assert!(
+        matches!(&e, EngineError::Invalid(m) if m.contains("listed twice")),
+        "{e}"
+    );
     let other = dev("cuda:0000:00:07.0");
     let (_a, _b) = (one.lock(), other.lock());
     assert_eq!(

@@ -298,21 +298,22 @@ fn soak_500_jobs_with_random_faults_lose_nothing_and_return_no_invalid_proof() {
     c.host_budget = 256 << 20;
     let engine = Arc::new(Engine::start(c, devs).unwrap());
     let start_memory = engine.status().host_memory.0;
-    // The operator: probes quarantined devices back (the faults are transient).
+    // The operator: probes each quarantined device back (the faults are transient).
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let prober = {
-        let (engine, stop) = (engine.clone(), stop.clone());
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                for d in engine.devices() {
+    let probers: Vec<_> = (0..4)
+        .map(|i| {
+            let (engine, stop) = (engine.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let d = engine.devices()[i].clone();
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
                     if !d.is_healthy() {
                         let _ = engine.probe_device(&d.info().id);
                     }
+                    std::thread::sleep(Duration::from_millis(50));
                 }
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            })
         })
-    };
+        .collect();
     let kinds = ["porep", "snap", "window-post", "winning-post"];
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     let mut jobs = Vec::new();
@@ -349,7 +350,9 @@ fn soak_500_jobs_with_random_faults_lose_nothing_and_return_no_invalid_proof() {
         }
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    prober.join().unwrap();
+    for p in probers {
+        p.join().unwrap();
+    }
     let faults: u64 = engine.devices().iter().map(|d| d.faults()).sum();
     eprintln!("soak: {ok} completed, {failed} failed, {faults} device faults");
     assert_eq!(ok + failed, 500);

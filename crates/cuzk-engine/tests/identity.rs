@@ -149,6 +149,8 @@ fn a_retry_after_cancel_or_failure_proves_again() {
         JobStatus::Failed(_)
     ));
     phys[0].set_faults(Faults::default());
+    // The fault quarantined the only device; the operator probes it back.
+    engine.probe_device("sim:0").unwrap();
     let retry = engine
         .submit("snap-1000-9", TestWork::new("snap", 1), None)
         .unwrap();

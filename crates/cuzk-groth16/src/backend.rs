@@ -47,6 +47,13 @@ pub trait ProvingBackend: Send + Sync {
         None
     }
 
+    /// The device memory ledger this backend keeps itself, as (reserved, budget) bytes: every
+    /// real allocation, resident parameters included. `None` for a backend without one; the
+    /// engine then keeps the ledger.
+    fn memory_ledger(&self) -> Option<(u64, u64)> {
+        None
+    }
+
     /// Checks the device answers and computes correctly (a small operation against the
     /// CPU's result), for bringing a quarantined device back; the CPU always passes.
     fn probe(&self) -> Result<()> {
