@@ -295,7 +295,9 @@ fn run_item(
     let span = device.begin_activity(&job, k);
     let res =
         contained("proving", || work.prove(k, &item.synth, guard)).and_then(
-            |bytes| match contained("checking the proof", || work.verify_partition(k, &bytes))? {
+            |bytes| match contained("checking the proof", || {
+                work.verify_partition(k, &item.synth, &bytes)
+            })? {
                 true => Ok(bytes),
                 false => Err(WorkError::Device(format!(
                     "{id} returned a proof of partition {k} that does not verify"

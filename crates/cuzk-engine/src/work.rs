@@ -111,10 +111,16 @@ pub trait ProofWork: Send + Sync {
         synthesized: &Synthesized,
         device: &DeviceGuard<'_>,
     ) -> Result<Vec<u8>, WorkError>;
-    /// Whether `proof` is a valid proof of partition `k` (checked as soon as a device
-    /// returns it, so a device that computes wrong results is caught and the partition
-    /// proved elsewhere).
-    fn verify_partition(&self, k: usize, proof: &[u8]) -> Result<bool, WorkError>;
+    /// Whether `proof` is a valid proof of partition `k` for the public inputs its
+    /// synthesis computed (checked as soon as a device returns it, so a device that computes
+    /// wrong results is caught and the partition proved elsewhere; [`ProofWork::finish`]
+    /// still verifies the whole proof as the chain will).
+    fn verify_partition(
+        &self,
+        k: usize,
+        synthesized: &Synthesized,
+        proof: &[u8],
+    ) -> Result<bool, WorkError>;
     /// Assembles the partition proofs in order and verifies the result.
     fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, WorkError>;
 }

@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::sim_devices;
 use cuzk_engine::sim::{Faults, RandomFaults, SimBackend, SimPhysical, SyntheticWork as TestWork};
-use cuzk_engine::{
-    Device, DeviceInfo, Engine, EngineConfig, Health, JobStatus, MemoryBudget, ProofWork,
-};
+use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, Health, JobStatus, MemoryBudget};
 use rand::{Rng, SeedableRng};
 
 fn cfg() -> EngineConfig {
@@ -154,10 +152,7 @@ fn a_wrong_proof_is_caught_and_the_partition_proved_elsewhere() {
         match wait(&engine, &format!("c{i}")) {
             JobStatus::Completed(p) => {
                 for (k, part) in p.chunks(192).enumerate() {
-                    assert!(
-                        check.verify_partition(k, part).unwrap(),
-                        "c{i} partition {k}"
-                    );
+                    assert!(check.verify(part).unwrap(), "c{i} partition {k}");
                 }
             }
             s => panic!("c{i}: {s:?}"),
@@ -334,11 +329,8 @@ fn soak_500_jobs_with_random_faults_lose_nothing_and_return_no_invalid_proof() {
         match engine.await_job(id, Some(left)).unwrap().status {
             JobStatus::Completed(p) => {
                 assert_eq!(p.len(), 192 * parts, "{id}");
-                for (k, part) in p.chunks(192).enumerate() {
-                    assert!(
-                        check.verify_partition(k, part).unwrap(),
-                        "{id}: invalid proof"
-                    );
+                for part in p.chunks(192) {
+                    assert!(check.verify(part).unwrap(), "{id}: invalid proof");
                 }
                 ok += 1;
             }

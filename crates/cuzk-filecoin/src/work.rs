@@ -149,12 +149,16 @@ impl ProofWork for FilecoinWork {
         Ok(proof.to_bytes().to_vec())
     }
 
-    fn verify_partition(&self, k: usize, proof: &[u8]) -> Result<bool, WorkError> {
+    fn verify_partition(
+        &self,
+        _k: usize,
+        synthesized: &Synthesized,
+        proof: &[u8],
+    ) -> Result<bool, WorkError> {
         let Ok(proof) = Proof::from_bytes(proof) else {
             return Ok(false);
         };
-        let inputs = guard(|| self.plan.public_inputs(k)).map_err(work_error)?;
-        Ok(self.pvk.verify(&proof, &inputs)?)
+        Ok(self.pvk.verify(&proof, synthesized.public_inputs())?)
     }
 
     fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, WorkError> {

@@ -24,6 +24,22 @@ fn prove(kind: ProofKind, use_pce: bool) -> Vec<u8> {
         p.verify(&out.proof).unwrap(),
         "{kind} proof rejected by filecoin-proofs"
     );
+    // Each partition passes the check the engine makes when a device returns it, against the
+    // inputs its synthesis computed; a partition with a byte changed does not.
+    let work = cuzk_filecoin::FilecoinWork::new(p.clone(), &f.store, false).unwrap();
+    for (k, part) in out.proof.chunks(192).enumerate() {
+        let syn = cuzk_engine::ProofWork::synthesize(&work, k).unwrap();
+        assert!(
+            cuzk_engine::ProofWork::verify_partition(&work, k, &syn, part).unwrap(),
+            "{kind}: partition {k} fails the work's check"
+        );
+        let mut bad = part.to_vec();
+        bad[5] ^= 1;
+        assert!(
+            !cuzk_engine::ProofWork::verify_partition(&work, k, &syn, &bad).unwrap(),
+            "{kind}: a changed partition {k} passes the work's check"
+        );
+    }
     out.proof
 }
 

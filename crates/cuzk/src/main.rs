@@ -10,6 +10,7 @@ mod backends;
 mod bench;
 mod client;
 mod daemon;
+mod faultcheck;
 mod from_curio;
 mod paths;
 mod progress;

@@ -26,10 +26,22 @@ pub struct Args {
     /// Skip the Filecoin proofs.
     #[arg(long)]
     no_filecoin: bool,
+    /// Instead of the suite: the fault-containment check on a GPU (two handles on one GPU
+    /// refused; a faulting kernel mid-work quarantines it and a CPU fallback finishes the
+    /// jobs). Breaks the GPU's context for the rest of the process.
+    #[arg(long)]
+    fault_containment: bool,
 }
 
 /// Runs the self-test; an error when any check fails.
 pub fn run(args: &Args, cache: &std::path::Path) -> Result<(), CliError> {
+    if args.fault_containment {
+        let dir = args
+            .fixtures
+            .clone()
+            .unwrap_or_else(|| cache.join("fixtures-2KiB"));
+        return crate::faultcheck::run(&dir, args.backend.device.as_deref());
+    }
     let backend = backends::open(&args.backend)?;
     let cfg = if args.quick {
         Config::quick()

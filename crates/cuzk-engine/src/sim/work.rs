@@ -96,6 +96,15 @@ impl SyntheticWork {
         ContentDigest(d)
     }
 
+    /// Whether `proof` is a valid proof of this work's circuit.
+    pub fn verify(&self, proof: &[u8]) -> Result<bool, WorkError> {
+        let s = shape();
+        let Ok(proof) = Proof::from_bytes(proof) else {
+            return Ok(false);
+        };
+        Ok(s.pvk.verify(&proof, &s.inputs)?)
+    }
+
     /// The same work, reporting content `variant` (another request under the same id).
     pub fn variant(self: Arc<Self>, variant: u64) -> Arc<Self> {
         let w = Arc::try_unwrap(self).unwrap_or_else(|a| SyntheticWork {
@@ -194,17 +203,23 @@ impl ProofWork for SyntheticWork {
         }
         Ok(p.to_bytes().to_vec())
     }
-    fn verify_partition(&self, _k: usize, proof: &[u8]) -> Result<bool, WorkError> {
-        let s = shape();
-        let proof = Proof::from_bytes(proof).map_err(|e| WorkError::Device(e.to_string()))?;
-        Ok(s.pvk.verify(&proof, &s.inputs)?)
+    fn verify_partition(
+        &self,
+        _k: usize,
+        synthesized: &Synthesized,
+        proof: &[u8],
+    ) -> Result<bool, WorkError> {
+        let Ok(proof) = Proof::from_bytes(proof) else {
+            return Ok(false);
+        };
+        Ok(shape().pvk.verify(&proof, synthesized.public_inputs())?)
     }
     fn finish(&self, parts: Vec<Vec<u8>>) -> Result<Vec<u8>, WorkError> {
         if self.panic_in_finish {
             panic!("injected panic in finish");
         }
         for (k, p) in parts.iter().enumerate() {
-            if !self.verify_partition(k, p)? {
+            if !self.verify(p)? {
                 return Err(WorkError::Internal(format!(
                     "partition {k} does not verify"
                 )));
