@@ -156,12 +156,62 @@ impl Default for ParamsConfig {
     }
 }
 
+/// Which backend proves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The CPU.
+    Cpu,
+    /// NVIDIA GPUs.
+    Cuda,
+}
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// For people.
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The least severe level logged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Errors only.
+    Error,
+    /// And warnings.
+    Warn,
+    /// And the daemon's progress.
+    Info,
+    /// And details.
+    Debug,
+    /// Everything.
+    Trace,
+}
+
+impl std::str::FromStr for LogLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "error" => Ok(LogLevel::Error),
+            "warn" => Ok(LogLevel::Warn),
+            "info" => Ok(LogLevel::Info),
+            "debug" => Ok(LogLevel::Debug),
+            "trace" => Ok(LogLevel::Trace),
+            l => Err(format!("{l:?} is not error, warn, info, debug or trace")),
+        }
+    }
+}
+
 /// `[devices]`
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DevicesConfig {
     /// "cpu" or "cuda".
-    pub backend: String,
+    pub backend: Backend,
     /// CUDA devices by PCI bus id ("0000:c1:00.0") or ordinal ("1"); empty: every device.
     pub cuda: Vec<String>,
     /// VRAM budget per CUDA device, bytes; 0: free memory at start minus a margin.
@@ -176,7 +226,7 @@ pub struct DevicesConfig {
 impl Default for DevicesConfig {
     fn default() -> Self {
         DevicesConfig {
-            backend: "cpu".into(),
+            backend: Backend::Cpu,
             cuda: Vec::new(),
             vram_budget_bytes: 0,
             resident_params: true,
@@ -209,16 +259,16 @@ impl Default for ShutdownConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct LogConfig {
     /// "human" or "json".
-    pub format: String,
+    pub format: LogFormat,
     /// Minimum level: "error", "warn", "info", "debug" or "trace".
-    pub level: String,
+    pub level: LogLevel,
 }
 
 impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
-            format: "human".into(),
-            level: "info".into(),
+            format: LogFormat::Human,
+            level: LogLevel::Info,
         }
     }
 }
@@ -336,19 +386,10 @@ impl Config {
         }
         self.host_memory()?;
         self.preload()?;
-        match self.devices.backend.as_str() {
-            "cpu" | "cuda" => {}
-            b => {
-                return Err(value(
-                    "devices.backend",
-                    format!("{b:?} is not cpu or cuda"),
-                ))
-            }
-        }
-        if self.devices.backend == "cpu" && !self.devices.cuda.is_empty() {
+        if self.devices.backend == Backend::Cpu && !self.devices.cuda.is_empty() {
             return Err(value("devices.cuda", "set, but devices.backend is cpu"));
         }
-        if self.devices.backend == "cpu" && self.devices.cpu_fallback {
+        if self.devices.backend == Backend::Cpu && self.devices.cpu_fallback {
             return Err(value(
                 "devices.cpu_fallback",
                 "set, but devices.backend is cpu (the CPU is the device already)",
@@ -356,14 +397,6 @@ impl Config {
         }
         if self.engine.retention_max_jobs == 0 {
             return Err(value("engine.retention_max_jobs", "must be at least 1"));
-        }
-        match self.log.format.as_str() {
-            "human" | "json" => {}
-            f => return Err(value("log.format", format!("{f:?} is not human or json"))),
-        }
-        match self.log.level.as_str() {
-            "error" | "warn" | "info" | "debug" | "trace" => {}
-            l => return Err(value("log.level", format!("{l:?} is not a level"))),
         }
         Ok(())
     }

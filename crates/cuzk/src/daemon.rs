@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig};
 use cuzk_filecoin::{bind_filecoin_parameter_dir, CircuitSpec, CircuitStore};
-use cuzk_server::config::{Config, Listen};
+use cuzk_server::config::{Backend, Config, Listen, LogFormat, LogLevel};
 use cuzk_server::{serve, Listener, ProvingService, ServeOptions};
 
 use crate::CliError;
@@ -28,22 +28,22 @@ pub struct Args {
     listen: Option<String>,
     /// Overrides log.level: error, warn, info, debug or trace.
     #[arg(long)]
-    log_level: Option<String>,
+    log_level: Option<LogLevel>,
 }
 
 fn init_logging(cfg: &Config) {
-    let level = match cfg.log.level.as_str() {
-        "error" => tracing::Level::ERROR,
-        "warn" => tracing::Level::WARN,
-        "debug" => tracing::Level::DEBUG,
-        "trace" => tracing::Level::TRACE,
-        _ => tracing::Level::INFO,
+    let level = match cfg.log.level {
+        LogLevel::Error => tracing::Level::ERROR,
+        LogLevel::Warn => tracing::Level::WARN,
+        LogLevel::Info => tracing::Level::INFO,
+        LogLevel::Debug => tracing::Level::DEBUG,
+        LogLevel::Trace => tracing::Level::TRACE,
     };
     let b = tracing_subscriber::fmt()
         .with_max_level(level)
         .with_writer(std::io::stderr);
     // A second initialisation (in-process tests) keeps the first subscriber.
-    let _ = if cfg.log.format == "json" {
+    let _ = if cfg.log.format == LogFormat::Json {
         b.json().try_init()
     } else {
         b.try_init()
@@ -61,9 +61,9 @@ fn cpu_info() -> DeviceInfo {
 
 fn devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
     let cpu = || Arc::new(cuzk_groth16::CpuBackend::new());
-    match cfg.devices.backend.as_str() {
-        "cpu" => Ok(vec![Device::new(cpu_info(), cpu(), u64::MAX)]),
-        _ => {
+    match cfg.devices.backend {
+        Backend::Cpu => Ok(vec![Device::new(cpu_info(), cpu(), u64::MAX)]),
+        Backend::Cuda => {
             let mut d = cuda_devices(cfg)?;
             if cfg.devices.cpu_fallback {
                 d.push(Device::fallback(cpu_info(), cpu(), u64::MAX));

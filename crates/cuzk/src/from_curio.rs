@@ -480,7 +480,7 @@ mod tests {
         let (_, cfg) = conv("", &[], true);
         assert_eq!(cfg.server.listen, CURIO_LISTEN);
         assert_eq!(cfg.params.dir, PathBuf::from(CURIO_PARAM_CACHE));
-        assert_eq!(cfg.devices.backend, "cuda");
+        assert_eq!(cfg.devices.backend, cuzk_server::config::Backend::Cuda);
     }
 
     #[test]
@@ -531,8 +531,12 @@ flavour = "x"
         assert_eq!(cfg.engine.workers_per_device, 3);
         assert_eq!(cfg.engine.synthesis_threads, 2);
         assert!(cfg.engine.pipeline);
-        assert_eq!(cfg.log.format, "json");
-        assert_eq!(cfg.log.level, "info", "a filter is not carried over");
+        assert_eq!(cfg.log.format, cuzk_server::config::LogFormat::Json);
+        assert_eq!(
+            cfg.log.level,
+            cuzk_server::config::LogLevel::Info,
+            "a filter is not carried over"
+        );
         for key in [
             "srs.preload",
             "memory.safety_margin",
@@ -564,7 +568,7 @@ flavour = "x"
             vec!["0.0.0.0/0", "::/0"]
         );
         assert!(text.contains("EVERY network"), "{text}");
-        assert_eq!(cfg.devices.backend, "cpu");
+        assert_eq!(cfg.devices.backend, cuzk_server::config::Backend::Cpu);
         let (_, cfg) = conv("[daemon]\nlisten = \"127.0.0.1:9820\"", &[], true);
         assert!(cfg.server.allow_unauthenticated_from.is_empty());
     }
