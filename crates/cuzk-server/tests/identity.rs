@@ -142,6 +142,24 @@ async fn a_retry_after_failure_proves() {
         first.error_message
     );
     phys.set_faults(Faults::default());
+    // The fault quarantined the only device: new work is refused until a probe passes.
+    let refused = s
+        .client
+        .prove(proto::ProveRequest {
+            submit: Some(wire(ProofKind::WinningPoSt, &req, id)),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unavailable, "{refused:?}");
+    let probe = s
+        .client
+        .probe_device(proto::ProbeDeviceRequest {
+            device_id: "sim:0".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(probe.healthy, "{}", probe.reason);
     let r = prove(&mut s.client, wire(ProofKind::WinningPoSt, &req, id)).await;
     assert_eq!(r.status, S::Completed as i32, "{}", r.error_message);
     assert_ne!(r.job_id, first.job_id);
