@@ -111,6 +111,9 @@ pub(crate) struct Running {
     pub k: usize,
     pub synth: Arc<crate::work::Synthesized>,
     pub started: Instant,
+    /// Where the partition runs under the ordinary gate: the gate's stopping time when it
+    /// started. Time the gate could stop it for does not count toward the device's deadline.
+    pub gate_at_start: Option<Duration>,
     /// Set once the watchdog gave the partition to another device.
     pub rescued: bool,
 }

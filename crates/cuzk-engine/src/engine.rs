@@ -160,6 +160,8 @@ pub(crate) struct Inner {
     /// The pause a CRITICAL partition keeps open after synthesis, through its proof: only
     /// where no device's proofs run in the pool the pause stops.
     pub(crate) pause_through_proof: bool,
+    /// Where ordinary synthesis runs, and the gate that pauses it for urgent work.
+    pub(crate) ordinary: pause::Ordinary,
     /// CRITICAL partitions being synthesized. Decremented only after the partition is in
     /// `device_q` (or has failed), so a device that sees zero under the queue's lock also
     /// sees the partition in the queue.
@@ -213,6 +215,33 @@ impl Engine {
             }
         }
         let pause_through_proof = devices.iter().all(|d| !d.computes_on_host());
+        // Every pool is built before any thread starts, so a failure leaves nothing running.
+        // Lanes of the ordinary pools: the synthesis threads, then the workers of devices
+        // that compute on the host.
+        let mut lanes: Vec<String> = (0..cfg.synthesis_threads)
+            .map(|i| format!("cuzk-synth-{i}"))
+            .collect();
+        let mut host_lane = Vec::new();
+        for d in &devices {
+            host_lane.push(lanes.len());
+            if d.computes_on_host() {
+                lanes.extend(
+                    (0..cfg.workers_per_device).map(|w| format!("cuzk-host-{}-{w}", d.info().id)),
+                );
+            }
+        }
+        let ordinary = pause::Ordinary::new(lanes, 0).map_err(EngineError::Failed)?;
+        // Each urgent lane runs its partitions' parallel parts (witness units, PCE products)
+        // in a pool of its own, outside the gate: in a shared pool they would queue behind
+        // ordinary synthesis (and see `pause` for why one pool per lane).
+        let urgent_pools = (0..cfg.urgent_synthesis_threads)
+            .map(|i| {
+                rayon::ThreadPoolBuilder::new()
+                    .thread_name(move |j| format!("cuzk-urgent-{i}-{j}"))
+                    .build()
+                    .map_err(|e| EngineError::Failed(format!("cannot start thread pool: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let inner = Arc::new(Inner {
             host: MemoryBudget::new("host", cfg.host_budget),
             cfg,
@@ -225,6 +254,7 @@ impl Engine {
             started: Instant::now(),
             in_flight: AtomicUsize::new(0),
             pause_through_proof,
+            ordinary,
             urgent_synthesizing: AtomicUsize::new(0),
             partitions_holding: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
@@ -232,26 +262,15 @@ impl Engine {
         });
         let mut threads = Vec::new();
         for i in 0..inner.cfg.synthesis_threads {
-            let inner = inner.clone();
+            let (inner, pool) = (inner.clone(), inner.ordinary.pool(i));
             threads.push(spawn(format!("cuzk-synth-{i}"), move || {
-                synthesis_loop(&inner, Priority::Low, None)
+                synthesis_loop(&inner, Priority::Low, &pool)
             }));
         }
-        // Each urgent lane runs its partitions' parallel parts (witness units, PCE products)
-        // in a thread pool of its own: in the shared pool they would queue behind every
-        // ordinary synthesis. One pool per lane, so a pool worker blocked in a lazy
-        // initializer can only steal from its own partition, never pick up another partition
-        // that waits on the same initializer.
-        for i in 0..inner.cfg.urgent_synthesis_threads {
+        for (i, pool) in urgent_pools.into_iter().enumerate() {
             let inner = inner.clone();
             threads.push(spawn(format!("cuzk-synth-urgent-{i}"), move || {
-                pause::exempt_this_thread();
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .thread_name(move |j| format!("cuzk-urgent-{i}-{j}"))
-                    .start_handler(|_| pause::exempt_this_thread())
-                    .build()
-                    .ok();
-                synthesis_loop(&inner, Priority::Critical, pool.as_ref())
+                synthesis_loop(&inner, Priority::Critical, &pool)
             }));
         }
         {
@@ -260,11 +279,12 @@ impl Engine {
                 crate::faults::housekeeping(&inner)
             }));
         }
-        for d in &inner.devices {
+        for (d, first) in inner.devices.iter().zip(host_lane) {
             for w in 0..inner.cfg.workers_per_device {
+                let pool = d.computes_on_host().then(|| inner.ordinary.pool(first + w));
                 let (inner, d) = (inner.clone(), d.clone());
                 threads.push(spawn(format!("cuzk-dev-{}-{w}", d.info().id), move || {
-                    device_loop(&inner, &d)
+                    device_loop(&inner, &d, pool.as_deref())
                 }));
             }
         }

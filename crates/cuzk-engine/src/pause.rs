@@ -1,89 +1,143 @@
 //! Ordinary CPU work steps aside while urgent work runs.
 //!
-//! Ordinary synthesis runs in the synthesis threads and rayon's global pool; the urgent lanes
-//! run in pools of their own, whose threads are exempt from
-//! [`cuzk_groth16::gate`]. A [`Hold`] closes that gate: ordinary witness synthesis and PCE
-//! products stop at their next checkpoint (every allocation, every block of rows), and a
-//! broadcast task stops every global-pool thread at its next task boundary, for work that
-//! passes no checkpoint. The stop is capped at `max_wait` per held period (see the gate's
-//! docs): a paused thread may hold something the urgent work needs.
+//! Ordinary synthesis, and the proofs of devices that compute on the host, run in the
+//! engine's ordinary pools, every thread of which has the engine's [`Gate`] installed; the
+//! urgent lanes run in pools of their own without it, and every other thread in the process
+//! (rayon's global pool, other libraries) never sees it. A [`Hold`] closes the gate:
+//! ordinary witness synthesis and PCE products stop at their next checkpoint (every
+//! allocation, every block of rows), and a broadcast task stops every ordinary-pool thread
+//! that next looks for work (idle, or waiting on a join), for work that passes no
+//! checkpoint. The stop is capped at `max_wait` per held period (see the gate's docs): a
+//! paused thread may hold something the urgent work needs.
+//!
+//! One pool per lane (a synthesis thread, a device worker), never one shared by lanes: a
+//! pool thread waiting on a join steals queued work, and in a shared pool that can be another
+//! lane's whole partition, stacked on top of its own and blocked on whatever the partition
+//! below holds (a lazy initializer it is running): a deadlock. In a pool of its own a lane's
+//! threads only ever steal pieces of its own partition.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use cuzk_groth16::gate::{self, GateHold};
+use cuzk_groth16::gate::{self, Gate, GateHold};
 
-/// While alive, ordinary synthesis and the global pool pause (see the module docs).
+/// The ordinary lanes' pools, and the gate that pauses them.
+pub(crate) struct Ordinary {
+    gate: Arc<Gate>,
+    pools: Vec<Arc<rayon::ThreadPool>>,
+}
+
+impl Ordinary {
+    /// One pool per name, of `threads` threads each (0: one per core), each thread with the
+    /// gate installed.
+    pub fn new(names: Vec<String>, threads: usize) -> Result<Self, String> {
+        let gate = Gate::new();
+        let pools = names
+            .into_iter()
+            .map(|n| gated_pool(&gate, threads, n).map(Arc::new))
+            .collect::<Result<_, _>>()?;
+        Ok(Ordinary { gate, pools })
+    }
+
+    /// The pool of lane `i` (in the order of the names given to [`new`](Self::new)).
+    pub fn pool(&self, i: usize) -> Arc<rayon::ThreadPool> {
+        self.pools[i].clone()
+    }
+
+    /// Installs the gate on the calling thread (a synthesis thread that feeds a pool).
+    pub fn join_this_thread(&self) {
+        Gate::install_on_this_thread(Some(self.gate.clone()));
+    }
+
+    /// How long, in all, the gate could have stopped work in these pools.
+    pub fn stopping_time(&self) -> Duration {
+        self.gate.stopping_time()
+    }
+
+    /// Closes the gate until the hold is dropped (see the module docs). Must not be called
+    /// from an ordinary pool (it would pause its own caller).
+    pub fn hold(&self, max_wait: Duration) -> Hold {
+        let g = self.gate.hold(max_wait);
+        for p in &self.pools {
+            p.spawn_broadcast(|_| gate::checkpoint());
+        }
+        Hold { _gate: g }
+    }
+}
+
+fn gated_pool(gate: &Arc<Gate>, threads: usize, name: String) -> Result<rayon::ThreadPool, String> {
+    let g = gate.clone();
+    let thread_name = name.clone();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("{thread_name}-{i}"))
+        .start_handler(move |_| Gate::install_on_this_thread(Some(g.clone())))
+        .build()
+        .map_err(|e| format!("cannot start thread pool {name}: {e}"))
+}
+
+/// While alive, ordinary synthesis pauses (see the module docs).
 pub(crate) struct Hold {
     _gate: GateHold,
 }
 
-/// Opens a hold. Must be called from outside the global pool (it would pause its own caller).
-pub(crate) fn hold(max_wait: Duration) -> Hold {
-    let g = gate::hold(max_wait);
-    rayon::spawn_broadcast(|_| gate::checkpoint());
-    Hold { _gate: g }
-}
-
-/// Marks the calling thread as one that does urgent work.
-pub(crate) fn exempt_this_thread() {
-    gate::exempt_this_thread();
-}
-
-// One test for the module: the gate is per process, so tests in one process share it.
 #[cfg(test)]
 mod tests {
     use super::*;
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::Arc;
     use std::time::Instant;
 
-    /// Runs many small tasks in the global pool until `stop`, counting them.
-    fn busy_global_pool(
-        done: Arc<AtomicUsize>,
-        stop: Arc<AtomicBool>,
-    ) -> std::thread::JoinHandle<()> {
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::SeqCst) {
-                (0..64).into_par_iter().for_each(|_| {
-                    std::thread::sleep(Duration::from_millis(1));
-                    done.fetch_add(1, Ordering::SeqCst);
-                });
-            }
-        })
+    /// Many small tasks, each passing a checkpoint as witness synthesis does, counted, until
+    /// `stop`.
+    fn busy(done: &AtomicUsize, stop: &AtomicBool) {
+        while !stop.load(Ordering::SeqCst) {
+            (0..64).into_par_iter().for_each(|_| {
+                gate::checkpoint();
+                std::thread::sleep(Duration::from_millis(1));
+                done.fetch_add(1, Ordering::SeqCst);
+            });
+        }
     }
 
     #[test]
-    fn global_pool_pauses_while_a_hold_is_open_resumes_after_and_at_most_max_wait() {
-        let (done, stop) = (
-            Arc::new(AtomicUsize::new(0)),
-            Arc::new(AtomicBool::new(false)),
-        );
-        let worker = busy_global_pool(done.clone(), stop.clone());
-        std::thread::sleep(Duration::from_millis(50));
-        assert!(done.load(Ordering::SeqCst) > 0, "the pool never ran");
+    fn ordinary_pools_pause_under_a_hold_and_the_global_pool_does_not() {
+        let o = Ordinary::new(vec!["a".into(), "b".into()], 2).unwrap();
+        let stop = AtomicBool::new(false);
+        let (ordinary, global) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let now = |c: &AtomicUsize| c.load(Ordering::SeqCst);
+        // Observed inside the scope, asserted after it: a failed assertion must not leave
+        // the workers running and the scope waiting on them.
+        let seen = std::thread::scope(|s| {
+            s.spawn(|| o.pool(0).install(|| busy(&ordinary, &stop)));
+            s.spawn(|| o.pool(1).install(|| busy(&ordinary, &stop)));
+            s.spawn(|| busy(&global, &stop));
+            std::thread::sleep(Duration::from_millis(50));
+            let started = now(&ordinary);
 
-        let h = hold(Duration::from_secs(30));
-        // Tasks already started finish; then every pool thread waits.
-        std::thread::sleep(Duration::from_millis(100));
-        let before = done.load(Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(
-            done.load(Ordering::SeqCst),
-            before,
-            "pool kept working under a hold"
-        );
+            let h = o.hold(Duration::from_secs(30));
+            // Tasks already started finish; then every pool thread waits.
+            std::thread::sleep(Duration::from_millis(100));
+            let (before, g0) = (now(&ordinary), now(&global));
+            std::thread::sleep(Duration::from_millis(300));
+            let (held, g1) = (now(&ordinary), now(&global));
 
-        drop(h);
-        std::thread::sleep(Duration::from_millis(100));
-        assert!(done.load(Ordering::SeqCst) > before, "pool did not resume");
-        stop.store(true, Ordering::SeqCst);
-        worker.join().unwrap();
+            drop(h);
+            std::thread::sleep(Duration::from_millis(100));
+            let after = now(&ordinary);
+            stop.store(true, Ordering::SeqCst);
+            (started, before, held, g0, g1, after)
+        });
+        let (started, before, held, g0, g1, after) = seen;
+        assert!(started > 0, "the pool never ran");
+        assert_eq!(held, before, "the pool kept working under a hold");
+        assert!(g1 > g0, "the global pool was paused");
+        assert!(after > held, "the pool did not resume");
 
-        let _h = hold(Duration::from_millis(50));
+        let _h = o.hold(Duration::from_millis(50));
         let t = Instant::now();
         // A task queued behind the pause runs once the cap ends the wait.
-        let v: usize = (0..1000usize).into_par_iter().sum();
+        let v: usize = o.pool(1).install(|| (0..1000usize).into_par_iter().sum());
         assert_eq!(v, 499_500);
         assert!(t.elapsed() < Duration::from_secs(10));
     }

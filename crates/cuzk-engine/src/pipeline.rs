@@ -88,9 +88,14 @@ pub(crate) fn contained<T>(
     })
 }
 
-/// Synthesizes partitions of priority `min` or above until the engine closes, in `pool` when
-/// given (the global pool otherwise).
-pub(crate) fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&rayon::ThreadPool>) {
+/// Synthesizes partitions of priority `min` or above until the engine closes, in `pool`: an
+/// urgent lane's own (`min` CRITICAL), which pauses ordinary synthesis while it works, or an
+/// ordinary lane's, under the gate.
+pub(crate) fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: &rayon::ThreadPool) {
+    let urgent_lane = min == Priority::Critical;
+    if !urgent_lane {
+        inner.ordinary.join_this_thread();
+    }
     loop {
         if !inner.cfg.pipeline {
             while inner.in_flight.load(Ordering::SeqCst) > 0
@@ -129,12 +134,9 @@ pub(crate) fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: Option<&ra
         let _urgent = (job.priority == Priority::Critical)
             .then(|| UrgentSynthesis::new(&inner.urgent_synthesizing));
         let t = Instant::now();
-        let pause = (pool.is_some() && inner.cfg.pause_for_urgent).then(|| pause::hold(PAUSE_MAX));
-        let synthesize = || contained("synthesis", || work.synthesize(k));
-        let res = match pool {
-            Some(pool) => pool.install(synthesize),
-            None => synthesize(),
-        };
+        let pause =
+            (urgent_lane && inner.cfg.pause_for_urgent).then(|| inner.ordinary.hold(PAUSE_MAX));
+        let res = pool.install(|| contained("synthesis", || work.synthesize(k)));
         let pause = pause.filter(|_| inner.pause_through_proof);
         let took = t.elapsed();
         job.lock().timings.synthesis += took;
@@ -192,7 +194,13 @@ impl InFlight {
     }
 }
 
-pub(crate) fn device_loop(inner: &Inner, device: &Arc<Device>) {
+/// Proves what the device queue holds for `device` until the engine closes; in `host_pool`
+/// when the device computes on the host (see `pause`).
+pub(crate) fn device_loop(
+    inner: &Inner,
+    device: &Arc<Device>,
+    host_pool: Option<&rayon::ThreadPool>,
+) {
     let id = device.info().id.clone();
     let accept =
         |i: &DeviceItem| i.excluded.as_deref() != Some(id.as_str()) && inner.takes_work(device);
@@ -214,7 +222,7 @@ pub(crate) fn device_loop(inner: &Inner, device: &Arc<Device>) {
             let Some(item) = next else { break };
             let outer_job = g.job();
             let (y0, t) = (g.yielded(), Instant::now());
-            if let Some((job, parts)) = run_item(inner, device, g, item) {
+            if let Some((job, parts)) = run_item(inner, device, host_pool, g, item) {
                 finish(inner, &job, parts);
             }
             let nested = g.yielded() - y0;
@@ -253,7 +261,7 @@ pub(crate) fn device_loop(inner: &Inner, device: &Arc<Device>) {
             inner.device_q.requeue(p, item);
             item = better;
         }
-        let done = run_item(inner, device, &guard, item);
+        let done = run_item(inner, device, host_pool, &guard, item);
         drop(guard);
         if let Some((job, parts)) = done {
             finish(inner, &job, parts);
@@ -267,6 +275,7 @@ pub(crate) fn device_loop(inner: &Inner, device: &Arc<Device>) {
 fn run_item(
     inner: &Inner,
     device: &Device,
+    host_pool: Option<&rayon::ThreadPool>,
     guard: &DeviceGuard<'_>,
     mut item: DeviceItem,
 ) -> Option<(Arc<Job>, Vec<Vec<u8>>)> {
@@ -290,20 +299,25 @@ fn run_item(
         k,
         synth: item.synth.clone(),
         started: Instant::now(),
+        gate_at_start: host_pool.map(|_| inner.ordinary.stopping_time()),
         rescued: false,
     });
     let span = device.begin_activity(&job, k);
-    let res =
-        contained("proving", || work.prove(k, &item.synth, guard)).and_then(
-            |bytes| match contained("checking the proof", || {
-                work.verify_partition(k, &item.synth, &bytes)
-            })? {
-                true => Ok(bytes),
-                false => Err(WorkError::Device(format!(
-                    "{id} returned a proof of partition {k} that does not verify"
-                ))),
-            },
-        );
+    let prove = || contained("proving", || work.prove(k, &item.synth, guard));
+    let proved = match host_pool {
+        Some(pool) => pool.install(prove),
+        None => prove(),
+    };
+    let res = proved.and_then(|bytes| {
+        match contained("checking the proof", || {
+            work.verify_partition(k, &item.synth, &bytes)
+        })? {
+            true => Ok(bytes),
+            false => Err(WorkError::Device(format!(
+                "{id} returned a proof of partition {k} that does not verify"
+            ))),
+        }
+    });
     device.end_activity(span);
     let rescued = device.with_running(|r| r.pop().is_some_and(|x| x.rescued));
     // Time lent to more urgent partitions at yield points is theirs.

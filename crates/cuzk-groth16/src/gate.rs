@@ -1,96 +1,135 @@
-//! A process-wide gate at which ordinary synthesis steps aside for urgent work.
+//! A gate at which ordinary synthesis steps aside for urgent work.
 //!
-//! While a [`GateHold`] is open, every thread that is not [exempt](exempt_this_thread) and
-//! reaches a [`checkpoint`] waits until no hold is open. [`WitnessCs`](crate::WitnessCs)
-//! passes a checkpoint at every allocation and the PCE products between row blocks, so
-//! ordinary synthesis stops within microseconds, also in the middle of a long witness task.
-//! Threads that do urgent work mark themselves exempt.
+//! A [`Gate`] is an object its owner (the engine) makes and hands to the threads that do
+//! ordinary work: [`Gate::install_on_this_thread`] in each of them (a thread pool's start
+//! handler, a synthesis thread's first line). While a [`GateHold`] on it is open, such a
+//! thread waits at its next [`checkpoint`]. [`WitnessCs`](crate::WitnessCs) passes a
+//! checkpoint at every allocation and the PCE products between row blocks, so ordinary
+//! synthesis stops within microseconds, also in the middle of a long witness task. Threads
+//! with no gate installed (urgent lanes, every other library's threads) never stop: there is
+//! no process-wide state.
 //!
 //! The wait is bounded: a paused thread may hold something the urgent work needs (a lazy
 //! initializer, a shared cache's lock). Each continuous period with a hold open has a deadline
 //! (the `max_wait` of the hold that opened it); past it, checkpoints pass until every hold has
 //! closed, so a missed dependency costs at most `max_wait`, never a deadlock.
-//!
-//! The gate is per process because the cores are: two engines in one process share them.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Holds open now; checked without a lock on every checkpoint.
-static OPEN: AtomicUsize = AtomicUsize::new(0);
-/// The deadline of the current held period (None when no hold is open).
-static DEADLINE: Mutex<Option<Instant>> = Mutex::new(None);
-static CLOSED: Condvar = Condvar::new();
+/// A gate (see the module docs).
+#[derive(Debug, Default)]
+pub struct Gate {
+    /// Holds open now; checked without a lock on every checkpoint.
+    open: AtomicUsize,
+    periods: Mutex<Periods>,
+    closed: Condvar,
+}
 
 thread_local! {
-    static EXEMPT: Cell<bool> = const { Cell::new(false) };
+    /// The gate the calling thread's checkpoints obey, if any.
+    static INSTALLED: RefCell<Option<Arc<Gate>>> = const { RefCell::new(None) };
 }
 
-/// While alive, non-exempt threads wait at their next checkpoint (see the module docs).
+/// The held periods of a gate.
+#[derive(Debug, Default)]
+struct Periods {
+    /// The start and deadline of the current held period (None when no hold is open).
+    current: Option<(Instant, Instant)>,
+    /// How long the closed periods could stop a thread: each one's length, capped at its
+    /// deadline.
+    stopping_before: Duration,
+}
+
+/// While alive, threads with the gate installed wait at their next checkpoint.
 #[must_use = "the gate closes again when the hold is dropped"]
 #[derive(Debug)]
-pub struct GateHold(());
+pub struct GateHold(Arc<Gate>);
 
-/// Opens a hold. When it opens a new held period, that period's checkpoints wait at most
-/// `max_wait` from now.
-pub fn hold(max_wait: Duration) -> GateHold {
-    let mut deadline = lock();
-    if OPEN.fetch_add(1, Ordering::SeqCst) == 0 {
-        *deadline = Some(Instant::now() + max_wait);
+impl Gate {
+    /// A gate with no hold open.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Gate::default())
     }
-    GateHold(())
+
+    /// Opens a hold. When it opens a new held period, that period's checkpoints wait at
+    /// most `max_wait` from now.
+    pub fn hold(self: &Arc<Self>, max_wait: Duration) -> GateHold {
+        let mut periods = self.lock();
+        if self.open.fetch_add(1, Ordering::SeqCst) == 0 {
+            let now = Instant::now();
+            periods.current = Some((now, now + max_wait));
+        }
+        GateHold(self.clone())
+    }
+
+    /// Makes the calling thread's checkpoints obey `gate` (`None`: obey none).
+    pub fn install_on_this_thread(gate: Option<Arc<Gate>>) {
+        INSTALLED.with(|g| *g.borrow_mut() = gate);
+    }
+
+    /// Whether a hold is open now.
+    pub fn is_held(&self) -> bool {
+        self.open.load(Ordering::SeqCst) > 0
+    }
+
+    /// How long, in all, a thread that passes checkpoints continuously could have been
+    /// stopped since the gate was made: what a deadline on gated work discounts.
+    pub fn stopping_time(&self) -> Duration {
+        let p = self.lock();
+        let now = Instant::now();
+        p.stopping_before
+            + p.current
+                .map_or(Duration::ZERO, |(start, until)| now.min(until) - start)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Periods> {
+        self.periods.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    #[cold]
+    fn wait(&self) {
+        let mut periods = self.lock();
+        while self.open.load(Ordering::SeqCst) > 0 {
+            let Some((_, until)) = periods.current else {
+                return;
+            };
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            periods = match self.closed.wait_timeout(periods, left) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
 }
 
-/// Marks the calling thread as doing urgent work: checkpoints never stop it.
-pub fn exempt_this_thread() {
-    EXEMPT.with(|e| e.set(true));
-}
-
-/// Whether the calling thread is exempt.
-pub fn is_exempt() -> bool {
-    EXEMPT.with(Cell::get)
-}
-
-/// Waits while a hold is open, unless this thread is exempt or the held period's deadline has
-/// passed. One relaxed load when no hold is open.
+/// Waits while a hold is open on the gate installed on this thread, unless the held period's
+/// deadline has passed. A thread-local read and one relaxed load when no hold is open.
 #[inline]
 pub fn checkpoint() {
-    if OPEN.load(Ordering::Relaxed) != 0 {
-        wait();
-    }
-}
-
-#[cold]
-fn wait() {
-    if is_exempt() {
-        return;
-    }
-    let mut deadline = lock();
-    while OPEN.load(Ordering::SeqCst) > 0 {
-        let Some(until) = *deadline else { return };
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
+    INSTALLED.with(|g| {
+        if let Some(g) = &*g.borrow() {
+            if g.open.load(Ordering::Relaxed) != 0 {
+                g.wait();
+            }
         }
-        deadline = match CLOSED.wait_timeout(deadline, left) {
-            Ok((g, _)) => g,
-            Err(p) => p.into_inner().0,
-        };
-    }
-}
-
-fn lock() -> MutexGuard<'static, Option<Instant>> {
-    DEADLINE.lock().unwrap_or_else(|p| p.into_inner())
+    });
 }
 
 impl Drop for GateHold {
     fn drop(&mut self) {
-        let mut deadline = lock();
-        if OPEN.fetch_sub(1, Ordering::SeqCst) == 1 {
-            *deadline = None;
-            CLOSED.notify_all();
+        let g = &self.0;
+        let mut periods = g.lock();
+        if g.open.fetch_sub(1, Ordering::SeqCst) == 1 {
+            if let Some((start, until)) = periods.current.take() {
+                periods.stopping_before += Instant::now().min(until) - start;
+            }
+            g.closed.notify_all();
         }
     }
 }
@@ -99,18 +138,15 @@ impl Drop for GateHold {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
 
-    /// Passes checkpoints in a loop until `stop`, counting them.
+    /// Passes checkpoints in a loop until `stop`, counting them, with `gate` installed.
     fn checkpoint_loop(
-        exempt: bool,
+        gate: Option<Arc<Gate>>,
         done: Arc<AtomicUsize>,
         stop: Arc<AtomicBool>,
     ) -> std::thread::JoinHandle<()> {
         std::thread::spawn(move || {
-            if exempt {
-                exempt_this_thread();
-            }
+            Gate::install_on_this_thread(gate);
             while !stop.load(Ordering::SeqCst) {
                 checkpoint();
                 done.fetch_add(1, Ordering::SeqCst);
@@ -119,55 +155,54 @@ mod tests {
         })
     }
 
-    // One test: the gate is process-wide, so parallel tests in one process would share it.
     #[test]
-    fn a_hold_stops_ordinary_threads_not_exempt_ones_and_at_most_max_wait() {
+    fn a_hold_stops_threads_of_its_gate_only_and_at_most_max_wait() {
+        let gate = Gate::new();
+        let other = Gate::new();
         let stop = Arc::new(AtomicBool::new(false));
-        let (ordinary, urgent) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let t1 = checkpoint_loop(false, ordinary.clone(), stop.clone());
-        let t2 = checkpoint_loop(true, urgent.clone(), stop.clone());
+        let counters: Vec<Arc<AtomicUsize>> =
+            (0..3).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+        let threads = [
+            checkpoint_loop(Some(gate.clone()), counters[0].clone(), stop.clone()),
+            checkpoint_loop(None, counters[1].clone(), stop.clone()),
+            checkpoint_loop(Some(other.clone()), counters[2].clone(), stop.clone()),
+        ];
+        let now = |i: usize| counters[i].load(Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(50));
-        assert!(
-            ordinary.load(Ordering::SeqCst) > 0,
-            "ordinary thread never ran"
-        );
+        assert!(now(0) > 0, "the gated thread never ran");
 
-        let h = hold(Duration::from_secs(30));
+        let h = gate.hold(Duration::from_secs(30));
+        assert!(gate.is_held() && !other.is_held());
         std::thread::sleep(Duration::from_millis(20));
-        let (o0, u0) = (
-            ordinary.load(Ordering::SeqCst),
-            urgent.load(Ordering::SeqCst),
-        );
+        let before: Vec<usize> = (0..3).map(now).collect();
         std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(
-            ordinary.load(Ordering::SeqCst),
-            o0,
-            "ordinary work ran under a hold"
-        );
-        assert!(
-            urgent.load(Ordering::SeqCst) > u0,
-            "exempt work was stopped"
-        );
+        assert_eq!(now(0), before[0], "work of the held gate ran");
+        assert!(now(1) > before[1], "a thread without a gate was stopped");
+        assert!(now(2) > before[2], "a thread of another gate was stopped");
 
         drop(h);
+        let first = gate.stopping_time();
+        assert!(first >= Duration::from_millis(220), "{first:?}");
+        assert_eq!(other.stopping_time(), Duration::ZERO);
         std::thread::sleep(Duration::from_millis(50));
-        assert!(
-            ordinary.load(Ordering::SeqCst) > o0,
-            "ordinary work did not resume"
-        );
+        assert!(now(0) > before[0], "work did not resume");
+        assert_eq!(gate.stopping_time(), first, "time without a hold counted");
 
         // A hold left open past its deadline stops nobody after the deadline.
-        let h = hold(Duration::from_millis(100));
+        let h = gate.hold(Duration::from_millis(100));
         std::thread::sleep(Duration::from_millis(300));
-        let o1 = ordinary.load(Ordering::SeqCst);
+        let o1 = now(0);
         std::thread::sleep(Duration::from_millis(50));
-        assert!(
-            ordinary.load(Ordering::SeqCst) > o1,
-            "ordinary work stayed stopped past max_wait"
-        );
+        assert!(now(0) > o1, "work stayed stopped past max_wait");
         drop(h);
+        let second = gate.stopping_time() - first;
+        assert!(
+            second >= Duration::from_millis(100) && second < Duration::from_millis(150),
+            "a period counts up to its deadline only: {second:?}"
+        );
         stop.store(true, Ordering::SeqCst);
-        t1.join().unwrap();
-        t2.join().unwrap();
+        for t in threads {
+            t.join().unwrap();
+        }
     }
 }
