@@ -71,8 +71,6 @@ impl Drop for InFlight {
     }
 }
 
-/// Synthesizes partitions of priority `min` or above until the engine closes, in `pool` when
-/// given (the global pool otherwise).
 /// Runs `f`, turning a panic into an internal error naming `what`.
 pub(crate) fn contained<T>(
     what: &str,

@@ -66,9 +66,9 @@ pub trait ProvingBackend: Send + Sync {
         None
     }
 
-    /// Whether its operations compute on the host's CPU threads (rayon's global pool). A
-    /// scheduler that pauses that pool for urgent work must not pause it for a proof on such
-    /// a backend. A device backend whose host side is single-threaded returns false.
+    /// Whether its operations compute on the host's CPU threads (the rayon pool they are
+    /// called in). A scheduler that pauses its pools for urgent work must account for a proof
+    /// on such a backend being paused too. A device backend whose host side is single-threaded returns false.
     fn computes_on_host(&self) -> bool {
         true
     }
