@@ -4,8 +4,8 @@
 //! A device fault (an error from the device, a proof that does not verify, an operation
 //! past [`EngineConfig::device_timeout`](crate::EngineConfig::device_timeout)) quarantines
 //! the device (time a host device's proof spends stopped at the ordinary gate for urgent
-//! synthesis does not count toward the deadline): its workers take no more work, and its partitions move to the devices that
-//! remain. When no device remains, queued partitions fail with a reason instead of waiting,
+//! synthesis does not count toward the deadline): its workers take no more work, and its
+//! partitions move to the devices that remain. When no device remains, queued partitions fail with a reason instead of waiting,
 //! and submissions are refused. [`Engine::probe_device`] brings a device back when its
 //! backend's probe passes. A fallback device (a CPU beside GPUs) takes work only while every
 //! other device is quarantined.
@@ -82,12 +82,12 @@ impl Inner {
         let Some(limit) = self.cfg.device_timeout else {
             return;
         };
+        let gate_now = self.ordinary.stopping_time();
+        let ran = |r: &crate::device::Running| {
+            let paused = r.gate_at_start.map_or(Duration::ZERO, |g| gate_now - g);
+            r.started.elapsed().saturating_sub(paused)
+        };
         for d in &self.devices {
-            let gate_now = self.ordinary.stopping_time();
-            let ran = |r: &crate::device::Running| {
-                let paused = r.gate_at_start.map_or(Duration::ZERO, |g| gate_now - g);
-                r.started.elapsed().saturating_sub(paused)
-            };
             let stuck: Vec<_> = d.with_running(|rs| {
                 rs.iter_mut()
                     .filter(|r| !r.rescued && ran(r) > limit)
