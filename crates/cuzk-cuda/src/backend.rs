@@ -1,10 +1,11 @@
 //! [`CudaBackend`]: the backend trait on one GPU.
 //!
-//! Every operation takes the device's lock for its duration and reserves its device memory
-//! against the budget before calling into CUDA. A proof takes the lock per operation (H, each
-//! MSM), so between them the device is free for more urgent work ([`YieldPoint`]); its MSMs
-//! run over resident parameters when the budget has room for them ([`Residency::Auto`]),
-//! streaming the bases from host memory otherwise.
+//! Every operation takes the guard of the GPU's one device object, checks it is that GPU's,
+//! and reserves its device memory against the budget before calling into CUDA. A proof runs
+//! under one guard; at its yield points ([`YieldPoint`]) a scheduler may run more urgent work
+//! under the same guard, since between operations the proof holds no working memory. Its
+//! MSMs run over resident parameters when the budget has room for them
+//! ([`Residency::Auto`]), streaming the bases from host memory otherwise.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,13 +13,13 @@ use std::time::Duration;
 
 use blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::{
-    prove_with, Domain, G1Base, G1Query, G2Base, ParameterSource, Proof, ProveTimings,
-    ProvingAssignment, ProvingBackend, QueryMsm, YieldPoint,
+    prove_with, Device, DeviceGuard, Domain, G1Base, G1Query, G2Base, ParameterSource, Proof,
+    ProveTimings, ProvingAssignment, ProvingBackend, QueryMsm, VramReservation, YieldPoint,
 };
 use ff::{Field, PrimeField};
 use group::Group;
 
-use crate::device::{CudaDevice, DeviceGuard, VramReservation};
+use crate::device::{CudaDevice, Held};
 use crate::error::CudaError;
 use crate::ffi;
 use crate::resident::ResidentSrs;
@@ -84,9 +85,11 @@ impl CudaBackend {
     /// A backend on `device`. Reserves the runtime's own overhead from the budget for the
     /// backend's lifetime.
     pub fn new(device: Arc<CudaDevice>, residency: Residency) -> Result<Self, CudaError> {
+        let g = device.lock();
         let runtime = device
-            .lock()
+            .held(&g)?
             .alloc("CUDA runtime and NTT tables", vram::RUNTIME_OVERHEAD)?;
+        drop(g);
         Ok(CudaBackend {
             device,
             residency,
@@ -103,8 +106,7 @@ impl CudaBackend {
         self.fault_armed.store(true, Ordering::SeqCst);
     }
 
-    fn fault_now(&self) -> Result<(), CudaError> {
-        let g = self.device.lock();
+    fn fault_now(&self, g: Held<'_>) -> Result<(), CudaError> {
         // SAFETY: the index came from enumeration; the C side checks it and returns the
         // kernel's CUDA error as a status.
         ffi::check(
@@ -113,8 +115,8 @@ impl CudaBackend {
         )
     }
 
-    /// The device.
-    pub fn device(&self) -> &Arc<CudaDevice> {
+    /// The GPU.
+    pub fn cuda_device(&self) -> &Arc<CudaDevice> {
         &self.device
     }
 
@@ -132,7 +134,8 @@ impl CudaBackend {
             .collect()
     }
 
-    /// Drops every resident copy not in use by a proof; returns the bytes freed.
+    /// Drops every resident copy not in use by a proof; returns the bytes freed. Waits for
+    /// the device's lock (for a proof running now to end).
     pub fn evict_resident(&self) -> u64 {
         let _g = self.device.lock();
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
@@ -148,14 +151,19 @@ impl CudaBackend {
     }
 
     /// Forward or inverse NTT with its kernel time (CUDA events, transfers excluded).
-    pub fn ntt_timed(&self, values: &mut [Scalar], inverse: bool) -> Result<f32, CudaError> {
+    pub fn ntt_timed(
+        &self,
+        guard: &DeviceGuard<'_>,
+        values: &mut [Scalar],
+        inverse: bool,
+    ) -> Result<f32, CudaError> {
+        let g = self.device.held(guard)?;
         let n = values.len();
         if !n.is_power_of_two() || n < 2 {
             return Err(CudaError::BadArgument(format!(
                 "NTT length {n} is not a power of two >= 2"
             )));
         }
-        let g = self.device.lock();
         let _mem = g.alloc("NTT", vram::ntt(n as u64))?;
         let mut ms = 0f32;
         // SAFETY: `values` is a live, exclusively borrowed slice of n Montgomery-form Fr
@@ -176,17 +184,17 @@ impl CudaBackend {
     /// H with its kernel time (CUDA events, transfers excluded).
     pub fn compute_h_timed(
         &self,
+        guard: &DeviceGuard<'_>,
         a: &[Scalar],
         b: &[Scalar],
         c: &[Scalar],
     ) -> Result<(Vec<Scalar>, f32), CudaError> {
-        let g = self.device.lock();
-        self.compute_h_locked(&g, a, b, c)
+        self.compute_h_held(self.device.held(guard)?, a, b, c)
     }
 
-    fn compute_h_locked(
+    fn compute_h_held(
         &self,
-        g: &DeviceGuard<'_>,
+        g: Held<'_>,
         a: &[Scalar],
         b: &[Scalar],
         c: &[Scalar],
@@ -223,9 +231,9 @@ impl CudaBackend {
         Ok((h, ms))
     }
 
-    fn msm_g1_locked(
+    fn msm_g1_held(
         &self,
-        g: &DeviceGuard<'_>,
+        g: Held<'_>,
         bases: &[G1Base],
         scalars: &[Scalar],
     ) -> Result<G1Projective, CudaError> {
@@ -254,9 +262,9 @@ impl CudaBackend {
         Ok(out)
     }
 
-    fn msm_g2_locked(
+    fn msm_g2_held(
         &self,
-        g: &DeviceGuard<'_>,
+        g: Held<'_>,
         bases: &[G2Base],
         scalars: &[Scalar],
     ) -> Result<G2Projective, CudaError> {
@@ -288,7 +296,7 @@ impl CudaBackend {
     /// None means stream.
     fn resident_for(
         &self,
-        g: &DeviceGuard<'_>,
+        g: Held<'_>,
         params: &dyn ParameterSource,
         working: u64,
     ) -> Result<Option<Arc<ResidentSrs>>, CudaError> {
@@ -337,51 +345,51 @@ impl CudaBackend {
         Ok(Some(srs))
     }
 
-    /// A proof, and whether its MSMs ran over resident parameters.
+    /// A proof under `guard`, and whether its MSMs ran over resident parameters.
     pub fn prove_placed(
         &self,
+        guard: &DeviceGuard<'_>,
         params: &dyn ParameterSource,
         pa: &ProvingAssignment,
         r: Scalar,
         s: Scalar,
     ) -> Result<(Proof, ProveTimings, MsmPlacement), cuzk_groth16::Error> {
-        self.prove_placed_yielding(params, pa, r, s, &cuzk_groth16::no_yield)
+        self.prove_placed_yielding(guard, params, pa, r, s, &cuzk_groth16::no_yield)
     }
 
-    /// [`prove_placed`](Self::prove_placed) with `yield_point` between the operations. The
-    /// device's lock is taken per operation, so nothing of this proof is locked or allocated
-    /// on the device while `yield_point` runs; a resident copy in use cannot be evicted.
+    /// [`prove_placed`](Self::prove_placed) with `yield_point` between the operations, where
+    /// this proof holds no working memory on the device; a resident copy in use cannot be
+    /// evicted meanwhile.
     pub fn prove_placed_yielding(
         &self,
+        guard: &DeviceGuard<'_>,
         params: &dyn ParameterSource,
         pa: &ProvingAssignment,
         r: Scalar,
         s: Scalar,
         yield_point: &YieldPoint<'_>,
     ) -> Result<(Proof, ProveTimings, MsmPlacement), cuzk_groth16::Error> {
+        let held = self.device.held(guard)?;
         if self.fault_armed.swap(false, Ordering::SeqCst) {
-            self.fault_now()?;
+            self.fault_now(held)?;
         }
         let n = 1u64 << Domain::log_size_for(pa.a.len())?;
         // One proof's working memory beside resident bases: H, or the largest MSM call.
         let working = vram::compute_h(n).max(vram::msm_call(n, n, vram::G1, false));
-        let resident = self.resident_for(&self.device.lock(), params, working)?;
+        let resident = self.resident_for(held, params, working)?;
         let compute_h = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| {
-            let g = self.device.lock();
-            Ok(self.compute_h_locked(&g, a, b, c).map(|(h, _)| h)?)
+            Ok(self.compute_h_held(held, a, b, c).map(|(h, _)| h)?)
         };
         match resident {
             Some(res) => {
-                let msm = ResidentMsm {
-                    device: &self.device,
-                    res: &res,
-                };
+                let msm = ResidentMsm { held, res: &res };
                 let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s, yield_point)?;
                 Ok((p, t, MsmPlacement::Resident))
             }
             None => {
                 let msm = StreamedMsm {
                     backend: self,
+                    held,
                     params,
                 };
                 let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s, yield_point)?;
@@ -410,16 +418,16 @@ fn equal_len(bases: usize, scalars: usize) -> Result<(), CudaError> {
 }
 
 struct ResidentMsm<'a> {
-    device: &'a CudaDevice,
+    held: Held<'a>,
     res: &'a ResidentSrs,
 }
 
 impl QueryMsm for ResidentMsm<'_> {
     fn g1(&self, query: G1Query, scalars: &[Scalar]) -> cuzk_groth16::Result<G1Projective> {
-        Ok(self.res.g1(&self.device.lock(), query, scalars)?)
+        Ok(self.res.g1(self.held.guard(), query, scalars)?)
     }
     fn b_g2(&self, scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
-        Ok(self.res.b_g2(&self.device.lock(), scalars)?)
+        Ok(self.res.b_g2(self.held.guard(), scalars)?)
     }
     fn h_from_abc(
         &self,
@@ -429,8 +437,10 @@ impl QueryMsm for ResidentMsm<'_> {
     ) -> Option<cuzk_groth16::Result<G1Projective>> {
         let run = || -> Result<G1Projective, CudaError> {
             let (lg_n, z_inv) = h_domain(a.len())?;
-            let g = self.device.lock();
-            Ok(self.res.h_msm(&g, [a, b, c], lg_n, &z_inv)?.0)
+            Ok(self
+                .res
+                .h_msm(self.held.guard(), [a, b, c], lg_n, &z_inv)?
+                .0)
         };
         Some(run().map_err(Into::into))
     }
@@ -438,6 +448,7 @@ impl QueryMsm for ResidentMsm<'_> {
 
 struct StreamedMsm<'a> {
     backend: &'a CudaBackend,
+    held: Held<'a>,
     params: &'a dyn ParameterSource,
 }
 
@@ -456,14 +467,12 @@ impl QueryMsm for StreamedMsm<'_> {
                 scalars.len()
             ))
         })?;
-        let g = self.backend.device.lock();
-        Ok(self.backend.msm_g1_locked(&g, bases, scalars)?)
+        Ok(self.backend.msm_g1_held(self.held, bases, scalars)?)
     }
     fn b_g2(&self, scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
-        let g = self.backend.device.lock();
         Ok(self
             .backend
-            .msm_g2_locked(&g, self.params.b_g2(), scalars)?)
+            .msm_g2_held(self.held, self.params.b_g2(), scalars)?)
     }
 }
 
@@ -472,13 +481,18 @@ impl ProvingBackend for CudaBackend {
         format!("cuda:{}", self.device.info().pci_bus_id)
     }
 
+    fn device(&self) -> &Arc<Device> {
+        self.device.hardware()
+    }
+
     fn compute_h(
         &self,
+        g: &DeviceGuard<'_>,
         a: &[Scalar],
         b: &[Scalar],
         c: &[Scalar],
     ) -> cuzk_groth16::Result<Vec<Scalar>> {
-        Ok(self.compute_h_timed(a, b, c)?.0)
+        Ok(self.compute_h_timed(g, a, b, c)?.0)
     }
 
     fn resident_sources(&self) -> Option<Vec<u64>> {
@@ -489,11 +503,7 @@ impl ProvingBackend for CudaBackend {
         self.device.mem_info().ok()
     }
 
-    fn memory_ledger(&self) -> Option<(u64, u64)> {
-        Some((self.device.reserved(), self.device.budget()))
-    }
-
-    fn probe(&self) -> cuzk_groth16::Result<()> {
+    fn probe(&self, g: &DeviceGuard<'_>) -> cuzk_groth16::Result<()> {
         // A small G1 MSM on the device against the CPU's: a broken context fails the call,
         // a device computing garbage fails the comparison.
         let n = 512u64;
@@ -507,9 +517,10 @@ impl ProvingBackend for CudaBackend {
                 x
             })
             .collect();
-        let gpu = self.msm_g1(&bases, &scalars)?;
-        let cpu = cuzk_groth16::CpuBackend::new().msm_g1(&bases, &scalars)?;
-        if gpu != cpu {
+        let gpu = self.msm_g1(g, &bases, &scalars)?;
+        let cpu = cuzk_groth16::CpuBackend::new();
+        let want = cpu.msm_g1(&cpu.device().lock(), &bases, &scalars)?;
+        if gpu != want {
             return Err(cuzk_groth16::Error::Backend {
                 backend: self.name(),
                 message: "the probe MSM differs from the CPU's".into(),
@@ -524,30 +535,44 @@ impl ProvingBackend for CudaBackend {
         false
     }
 
-    fn ntt(&self, values: &mut [Scalar], inverse: bool) -> cuzk_groth16::Result<()> {
-        self.ntt_timed(values, inverse)?;
+    fn ntt(
+        &self,
+        g: &DeviceGuard<'_>,
+        values: &mut [Scalar],
+        inverse: bool,
+    ) -> cuzk_groth16::Result<()> {
+        self.ntt_timed(g, values, inverse)?;
         Ok(())
     }
 
-    fn msm_g1(&self, bases: &[G1Base], scalars: &[Scalar]) -> cuzk_groth16::Result<G1Projective> {
-        let g = self.device.lock();
-        Ok(self.msm_g1_locked(&g, bases, scalars)?)
+    fn msm_g1(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G1Base],
+        scalars: &[Scalar],
+    ) -> cuzk_groth16::Result<G1Projective> {
+        Ok(self.msm_g1_held(self.device.held(g)?, bases, scalars)?)
     }
 
-    fn msm_g2(&self, bases: &[G2Base], scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
-        let g = self.device.lock();
-        Ok(self.msm_g2_locked(&g, bases, scalars)?)
+    fn msm_g2(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G2Base],
+        scalars: &[Scalar],
+    ) -> cuzk_groth16::Result<G2Projective> {
+        Ok(self.msm_g2_held(self.device.held(g)?, bases, scalars)?)
     }
 
     fn prove_yielding(
         &self,
+        g: &DeviceGuard<'_>,
         params: &dyn ParameterSource,
         assignment: &ProvingAssignment,
         r: Scalar,
         s: Scalar,
         yield_point: &YieldPoint<'_>,
     ) -> cuzk_groth16::Result<(Proof, ProveTimings)> {
-        self.prove_placed_yielding(params, assignment, r, s, yield_point)
+        self.prove_placed_yielding(g, params, assignment, r, s, yield_point)
             .map(|(p, t, _)| (p, t))
     }
 }

@@ -1,8 +1,9 @@
-//! Devices: enumerated once through the CUDA API, each an explicit handle owning its lock and
-//! its VRAM budget.
+//! Devices: enumerated once through the CUDA API, one [`CudaDevice`] per GPU process-wide,
+//! each owning the GPU's one [`cuzk_groth16::Device`] (its lock, its VRAM ledger, its health).
 //!
-//! Device memory is taken only through [`DeviceGuard::alloc`], so it is counted against the
-//! budget before any CUDA call, by a caller that holds the device's lock. Devices are matched
+//! Every operation of this crate takes that device's [`DeviceGuard`] and checks it is the
+//! guard of the device it works on ([`CudaDevice::held`]) before any CUDA call; device memory
+//! is reserved through it, so it is counted against the budget first. Devices are matched
 //! to what a user wrote by PCI bus id or CUDA ordinal ([`DeviceSelector`]); nothing here reads
 //! or writes `CUDA_VISIBLE_DEVICES`. The index handed to the C side is the device's position
 //! in sppark's own list (which skips devices it cannot use), found by PCI bus id, never
@@ -10,7 +11,9 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cuzk_groth16::{Device, DeviceGuard, DeviceInfo, VramReservation};
 
 use crate::error::CudaError;
 use crate::ffi;
@@ -163,49 +166,22 @@ pub fn default_margin(total_bytes: u64) -> u64 {
     (1u64 << 30).max(total_bytes / 20)
 }
 
-#[derive(Debug)]
-struct Budget {
-    total: u64,
-    used: Mutex<u64>,
-}
-
-/// Device memory counted against a device's budget until dropped.
-#[derive(Debug)]
-pub struct VramReservation {
-    budget: Arc<Budget>,
-    bytes: u64,
-}
-
-impl VramReservation {
-    /// Bytes reserved.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-}
-
-impl Drop for VramReservation {
-    fn drop(&mut self) {
-        let mut used = self.budget.used.lock().unwrap_or_else(|e| e.into_inner());
-        *used = used.saturating_sub(self.bytes);
-    }
-}
-
 /// The GPUs open in this process (see [`CudaDevice::open`]).
 static OPEN: Mutex<Vec<std::sync::Weak<CudaDevice>>> = Mutex::new(Vec::new());
 
-/// One GPU: its identity, its lock and its VRAM budget.
+/// One GPU: its CUDA identity and its one device object (lock, VRAM ledger, health).
 #[derive(Debug)]
 pub struct CudaDevice {
     info: CudaDeviceInfo,
-    lock: Mutex<()>,
-    budget: Arc<Budget>,
+    hw: Arc<Device>,
 }
 
-/// Exclusive use of a device; device memory is reserved through it.
-#[derive(Debug)]
-pub struct DeviceGuard<'a> {
+/// A guard checked to be of the device an operation works on: what every operation of this
+/// crate runs under.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Held<'a> {
     device: &'a CudaDevice,
-    _lock: MutexGuard<'a, ()>,
+    guard: &'a DeviceGuard<'a>,
 }
 
 impl CudaDevice {
@@ -226,9 +202,10 @@ impl CudaDevice {
             .find(|d| d.info.pci_bus_id == info.pci_bus_id)
         {
             return match budget {
-                Some(b) if b != d.budget.total => Err(CudaError::BadArgument(format!(
+                Some(b) if b != d.hw.budget() => Err(CudaError::BadArgument(format!(
                     "{} is open already with a VRAM budget of {} bytes, not {b}",
-                    info.pci_bus_id, d.budget.total
+                    info.pci_bus_id,
+                    d.hw.budget()
                 ))),
                 _ => Ok(d),
             };
@@ -245,14 +222,16 @@ impl CudaDevice {
                 .free_bytes
                 .saturating_sub(default_margin(info.total_bytes)),
         };
-        let d = Arc::new(CudaDevice {
-            info,
-            lock: Mutex::new(()),
-            budget: Arc::new(Budget {
-                total,
-                used: Mutex::new(0),
-            }),
-        });
+        let hw = Device::new(
+            DeviceInfo {
+                id: format!("cuda:{}", info.pci_bus_id),
+                name: info.name.clone(),
+                memory_total: info.total_bytes,
+                ordinal: u32::try_from(info.cuda_ordinal).ok(),
+            },
+            total,
+        );
+        let d = Arc::new(CudaDevice { info, hw });
         open.push(Arc::downgrade(&d));
         Ok(d)
     }
@@ -270,22 +249,40 @@ impl CudaDevice {
         &self.info
     }
 
+    /// The GPU's one device object: its lock, its VRAM ledger, its health.
+    pub fn hardware(&self) -> &Arc<Device> {
+        &self.hw
+    }
+
     /// Takes the device's lock, waiting for other users.
     pub fn lock(&self) -> DeviceGuard<'_> {
-        DeviceGuard {
-            device: self,
-            _lock: self.lock.lock().unwrap_or_else(|e| e.into_inner()),
-        }
+        self.hw.lock()
     }
 
     /// The budget in bytes.
     pub fn budget(&self) -> u64 {
-        self.budget.total
+        self.hw.budget()
     }
 
     /// Bytes reserved now.
     pub fn reserved(&self) -> u64 {
-        *self.budget.used.lock().unwrap_or_else(|e| e.into_inner())
+        self.hw.reserved()
+    }
+
+    /// `guard`, checked to be this device's (an error otherwise, before any CUDA call).
+    pub(crate) fn held<'a>(&'a self, guard: &'a DeviceGuard<'a>) -> Result<Held<'a>, CudaError> {
+        guard.check(&self.hw)?;
+        Ok(Held {
+            device: self,
+            guard,
+        })
+    }
+
+    /// Hands memory the CUDA pool keeps after frees back to the driver.
+    pub fn trim(&self, guard: &DeviceGuard<'_>) -> Result<(), CudaError> {
+        let h = self.held(guard)?;
+        // SAFETY: the index came from enumeration; the C side checks it again.
+        ffi::check(unsafe { ffi::cuzk_cuda_trim(h.index()) }, "trim")
     }
 
     /// Free and total device memory as the driver reports them now.
@@ -298,51 +295,29 @@ impl CudaDevice {
     }
 }
 
-impl DeviceGuard<'_> {
+impl<'a> Held<'a> {
     /// The device.
-    pub fn device(&self) -> &CudaDevice {
+    pub(crate) fn device(&self) -> &'a CudaDevice {
         self.device
     }
 
     /// Reserves `bytes` for `what`; an error, before any CUDA call, when the budget cannot
     /// hold it now.
-    pub fn alloc(&self, what: &str, bytes: u64) -> Result<VramReservation, CudaError> {
-        let b = &self.device.budget;
-        let mut used = b.used.lock().unwrap_or_else(|e| e.into_inner());
-        let available = b.total.saturating_sub(*used);
-        if bytes > available {
-            return Err(CudaError::Budget {
-                device: self.device.info.pci_bus_id.clone(),
-                what: what.to_owned(),
-                needed: bytes,
-                available,
-                budget: b.total,
-            });
-        }
-        *used += bytes;
-        Ok(VramReservation {
-            budget: b.clone(),
-            bytes,
-        })
+    pub(crate) fn alloc(&self, what: &str, bytes: u64) -> Result<VramReservation, CudaError> {
+        Ok(self.guard.alloc(what, bytes)?)
     }
 
     /// Bytes of the budget not reserved now.
-    pub fn available(&self) -> u64 {
-        self.device
-            .budget
-            .total
-            .saturating_sub(self.device.reserved())
+    pub(crate) fn available(&self) -> u64 {
+        self.guard.available()
     }
 
-    /// Hands memory the CUDA pool keeps after frees back to the driver.
-    pub fn trim(&self) -> Result<(), CudaError> {
-        // SAFETY: the index came from enumeration; the C side checks it again.
-        ffi::check(
-            unsafe { ffi::cuzk_cuda_trim(self.device.info.index) },
-            "trim",
-        )
+    /// The guard.
+    pub(crate) fn guard(&self) -> &'a DeviceGuard<'a> {
+        self.guard
     }
 
+    /// The index the C ABI takes for this device.
     pub(crate) fn index(&self) -> u32 {
         self.device.info.index
     }

@@ -14,15 +14,10 @@ pub enum CudaError {
     /// Arguments the CUDA code refused (sizes, null pointers).
     #[error("bad argument: {0}")]
     BadArgument(String),
-    /// An allocation that does not fit the device's VRAM budget; refused before any CUDA call.
-    #[error("{device}: {what} needs {needed} bytes of device memory, {available} of the {budget}-byte budget are free")]
-    Budget {
-        device: String,
-        what: String,
-        needed: u64,
-        available: u64,
-        budget: u64,
-    },
+    /// Refused by the device object before any CUDA call: an allocation past the VRAM
+    /// budget, or a guard of another device.
+    #[error(transparent)]
+    Device(#[from] cuzk_groth16::Error),
 }
 
 /// A budget refusal is a limit every device of that size hits alike, and a refused argument
@@ -31,7 +26,7 @@ pub enum CudaError {
 impl From<CudaError> for cuzk_groth16::Error {
     fn from(e: CudaError) -> Self {
         match e {
-            CudaError::Budget { .. } => cuzk_groth16::Error::TooLarge(e.to_string()),
+            CudaError::Device(e) => e,
             CudaError::BadArgument(_) => cuzk_groth16::Error::ParamsMismatch(e.to_string()),
             CudaError::Cuda { .. } | CudaError::BadDevice(_) => cuzk_groth16::Error::Backend {
                 backend: "cuda".into(),

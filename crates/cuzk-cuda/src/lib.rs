@@ -7,9 +7,10 @@
 //!   explicitly, makes it current on the calling thread, and returns `{code, message}`
 //!   instead of letting a C++ exception out.
 //! - Devices as handles ([`CudaDevice`]): enumerated once through the CUDA API, named by PCI
-//!   bus id, each with its own lock and VRAM budget. Device memory is reserved through the
-//!   lock's guard before any CUDA call ([`DeviceGuard::alloc`]); an allocation past the
-//!   budget is an error, not an out-of-memory crash.
+//!   bus id, one per GPU process-wide, each owning the GPU's one [`cuzk_groth16::Device`]
+//!   (lock, VRAM ledger, health). Every operation takes that device's guard and checks it is
+//!   the GPU's; device memory is reserved through it before any CUDA call, so an allocation
+//!   past the budget is an error, not an out-of-memory crash.
 //! - [`CudaBackend`], the [`cuzk_groth16::ProvingBackend`] implementation, which keeps a
 //!   circuit's parameters resident on the device when the budget allows ([`Residency`]).
 //!
@@ -44,10 +45,7 @@ use sppark as _;
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, MsmPlacement, Residency, ResidentInfo};
 #[cfg(feature = "cuda")]
-pub use device::{
-    default_margin, devices, CudaDevice, CudaDeviceInfo, DeviceGuard, DeviceSelector,
-    VramReservation,
-};
+pub use device::{default_margin, devices, CudaDevice, CudaDeviceInfo, DeviceSelector};
 #[cfg(feature = "cuda")]
 pub use error::CudaError;
 #[cfg(feature = "cuda")]

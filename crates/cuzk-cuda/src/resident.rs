@@ -5,11 +5,12 @@
 //! The memory is reserved against the device's budget for as long as the copy lives.
 
 use std::ptr::NonNull;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cuzk_groth16::{G1Query, ParameterSource};
+use cuzk_groth16::{Device, DeviceGuard, G1Query, ParameterSource, VramReservation};
 
-use crate::device::{DeviceGuard, VramReservation};
+use crate::device::{CudaDevice, Held};
 use crate::error::CudaError;
 use crate::ffi;
 use crate::vram;
@@ -19,16 +20,19 @@ use crate::vram;
 pub(crate) struct ResidentBases {
     ptr: NonNull<ffi::Resident>,
     n: usize,
+    /// The device the bases live on: every use checks its guard against it.
+    hw: Arc<Device>,
 }
 
 // SAFETY: the C++ object is not tied to the thread that made it; every use goes through
-// `msm`, which takes the device's guard, so no two threads touch it at once.
+// `msm`, which takes the guard of the device it lives on (checked), so no two threads touch
+// it at once.
 unsafe impl Send for ResidentBases {}
 // SAFETY: as above: shared references only reach the object under the device's lock.
 unsafe impl Sync for ResidentBases {}
 
 impl ResidentBases {
-    fn upload<T>(guard: &DeviceGuard<'_>, bases: &[T], g2: bool) -> Result<Self, CudaError> {
+    fn upload<T>(held: Held<'_>, bases: &[T], g2: bool) -> Result<Self, CudaError> {
         let mut out: *mut ffi::Resident = std::ptr::null_mut();
         let f = if g2 {
             ffi::cuzk_cuda_resident_g2
@@ -37,7 +41,7 @@ impl ResidentBases {
         };
         // SAFETY: `bases` is a live slice of blst affine points (the layout the C side
         // static_asserts) of the length passed; `out` receives the new object or stays null.
-        let status = unsafe { f(guard.index(), bases.as_ptr().cast(), bases.len(), &mut out) };
+        let status = unsafe { f(held.index(), bases.as_ptr().cast(), bases.len(), &mut out) };
         ffi::check(status, "upload bases")?;
         let ptr = NonNull::new(out).ok_or_else(|| CudaError::Cuda {
             code: 3,
@@ -46,17 +50,24 @@ impl ResidentBases {
         Ok(ResidentBases {
             ptr,
             n: bases.len(),
+            hw: held.device().hardware().clone(),
         })
+    }
+
+    /// An error unless `guard` is the guard of the device these bases live on.
+    pub(crate) fn check(&self, guard: &DeviceGuard<'_>) -> Result<(), CudaError> {
+        Ok(guard.check(&self.hw)?)
     }
 
     /// `sum scalars[i] * bases[i]` over the first `scalars.len()` bases; `out` is a blst
     /// Jacobian point of this group.
     pub(crate) fn msm<P>(
         &self,
-        _guard: &DeviceGuard<'_>,
+        guard: &DeviceGuard<'_>,
         scalars: &[blstrs::Scalar],
         out: &mut P,
     ) -> Result<(), CudaError> {
+        self.check(guard)?;
         if scalars.len() > self.n {
             return Err(CudaError::BadArgument(format!(
                 "{} scalars for {} resident bases",
@@ -86,10 +97,11 @@ impl ResidentBases {
     /// MSM's own wall time, without the upload.
     fn msm_device_scalars<P>(
         &self,
-        _guard: &DeviceGuard<'_>,
+        guard: &DeviceGuard<'_>,
         scalars: &[blstrs::Scalar],
         out: &mut P,
     ) -> Result<Duration, CudaError> {
+        self.check(guard)?;
         if scalars.is_empty() || scalars.len() > self.n {
             return Err(CudaError::BadArgument(format!(
                 "{} scalars for {} resident bases",
@@ -147,7 +159,7 @@ impl ResidentSrs {
 
     /// Uploads `params` under `reservation` (which must cover [`Self::bytes_needed`]).
     pub(crate) fn upload(
-        guard: &DeviceGuard<'_>,
+        held: Held<'_>,
         source_id: u64,
         params: &dyn ParameterSource,
         reservation: VramReservation,
@@ -166,11 +178,11 @@ impl ResidentSrs {
         nonempty(params.l().len(), "L")?;
         Ok(ResidentSrs {
             source_id,
-            h: ResidentBases::upload(guard, params.h(), false)?,
-            l: ResidentBases::upload(guard, params.l(), false)?,
-            a: ResidentBases::upload(guard, params.a(), false)?,
-            b_g1: ResidentBases::upload(guard, params.b_g1(), false)?,
-            b_g2: ResidentBases::upload(guard, params.b_g2(), true)?,
+            h: ResidentBases::upload(held, params.h(), false)?,
+            l: ResidentBases::upload(held, params.l(), false)?,
+            a: ResidentBases::upload(held, params.a(), false)?,
+            b_g1: ResidentBases::upload(held, params.b_g1(), false)?,
+            b_g2: ResidentBases::upload(held, params.b_g2(), true)?,
             upload_time: t.elapsed(),
             reservation,
         })
@@ -192,6 +204,7 @@ impl ResidentSrs {
             G1Query::A => &self.a,
             G1Query::BG1 => &self.b_g1,
         };
+        bases.check(guard)?;
         let _call = guard.alloc(
             "G1 MSM scalars",
             vram::msm_call(scalars.len() as u64, bases.n as u64, vram::G1, false),
@@ -206,6 +219,7 @@ impl ResidentSrs {
         guard: &DeviceGuard<'_>,
         scalars: &[blstrs::Scalar],
     ) -> Result<blstrs::G2Projective, CudaError> {
+        self.b_g2.check(guard)?;
         let _call = guard.alloc(
             "G2 MSM scalars",
             vram::msm_call(scalars.len() as u64, self.b_g2.n as u64, vram::G2, false),
@@ -225,6 +239,7 @@ impl ResidentSrs {
         lg_n: u32,
         z_inv: &blstrs::Scalar,
     ) -> Result<(blstrs::G1Projective, f32), CudaError> {
+        self.h.check(guard)?;
         let [a, b, c] = abc;
         if a.len() != b.len() || a.len() != c.len() || a.len() > 1usize << lg_n {
             return Err(CudaError::BadArgument(format!(
@@ -270,18 +285,21 @@ pub struct ResidentG1 {
 }
 
 impl ResidentG1 {
-    /// Uploads `bases` (memory reserved through `guard` first).
+    /// Uploads `bases` to `device` (memory reserved through `guard`, checked to be the
+    /// device's, first).
     pub fn upload(
+        device: &CudaDevice,
         guard: &DeviceGuard<'_>,
         bases: &[cuzk_groth16::G1Base],
     ) -> Result<Self, CudaError> {
-        let sm = guard.device().info().sm_count as u64;
-        let mem = guard.alloc(
+        let held = device.held(guard)?;
+        let sm = device.info().sm_count as u64;
+        let mem = held.alloc(
             "resident G1 bases",
             vram::msm_persistent(bases.len() as u64, vram::G1, sm, true),
         )?;
         Ok(ResidentG1 {
-            bases: ResidentBases::upload(guard, bases, false)?,
+            bases: ResidentBases::upload(held, bases, false)?,
             _mem: mem,
         })
     }
@@ -292,6 +310,7 @@ impl ResidentG1 {
         guard: &DeviceGuard<'_>,
         scalars: &[blstrs::Scalar],
     ) -> Result<blstrs::G1Projective, CudaError> {
+        self.bases.check(guard)?;
         let _call = guard.alloc(
             "G1 MSM scalars",
             vram::msm_call(scalars.len() as u64, self.bases.n as u64, vram::G1, false),
@@ -311,6 +330,7 @@ impl ResidentG1 {
         guard: &DeviceGuard<'_>,
         scalars: &[blstrs::Scalar],
     ) -> Result<(blstrs::G1Projective, Duration), CudaError> {
+        self.bases.check(guard)?;
         let n = scalars.len() as u64;
         let _call = guard.alloc(
             "G1 MSM, scalars on the device",
@@ -334,18 +354,21 @@ pub struct ResidentG2 {
 }
 
 impl ResidentG2 {
-    /// Uploads `bases` (memory reserved through `guard` first).
+    /// Uploads `bases` to `device` (memory reserved through `guard`, checked to be the
+    /// device's, first).
     pub fn upload(
+        device: &CudaDevice,
         guard: &DeviceGuard<'_>,
         bases: &[cuzk_groth16::G2Base],
     ) -> Result<Self, CudaError> {
-        let sm = guard.device().info().sm_count as u64;
-        let mem = guard.alloc(
+        let held = device.held(guard)?;
+        let sm = device.info().sm_count as u64;
+        let mem = held.alloc(
             "resident G2 bases",
             vram::msm_persistent(bases.len() as u64, vram::G2, sm, true),
         )?;
         Ok(ResidentG2 {
-            bases: ResidentBases::upload(guard, bases, true)?,
+            bases: ResidentBases::upload(held, bases, true)?,
             _mem: mem,
         })
     }
@@ -356,6 +379,7 @@ impl ResidentG2 {
         guard: &DeviceGuard<'_>,
         scalars: &[blstrs::Scalar],
     ) -> Result<blstrs::G2Projective, CudaError> {
+        self.bases.check(guard)?;
         let _call = guard.alloc(
             "G2 MSM scalars",
             vram::msm_call(scalars.len() as u64, self.bases.n as u64, vram::G2, false),

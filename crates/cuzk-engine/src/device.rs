@@ -1,71 +1,29 @@
-//! Devices: each owns its lock, its VRAM budget and its busy-time account.
+//! The engine's view of a device: the one [`cuzk_groth16::Device`] its backend computes on,
+//! plus what the scheduler tracks there.
 //!
-//! A [`Device`] is one physical device (the CPU counts as one). Workers hold `Arc<Device>`
-//! and call [`Device::lock`]; device memory can only be taken through the [`DeviceGuard`]
-//! that call returns ([`DeviceGuard::alloc`]), so allocating before locking does not compile,
-//! and every allocation is named and counted against the device's budget before anything is
-//! allocated. There is no table of locks indexed by number anywhere.
-//!
-//! A check watches that design: every guard registers its device's id (the physical identity,
-//! `cuda:<pci bus id>`) for as long as it lives, across every engine in the process, and a
-//! second guard on the same id at once is counted ([`double_entries`]). By construction the
-//! count stays zero; two `Device`s made for one physical device (the bug of DESIGN.md
-//! section 1) would raise it.
+//! A [`Device`] wraps a backend and schedules the backend's own device object: the lock,
+//! the memory ledger and the health it reads and changes are that object's, so the engine
+//! and the backend cannot disagree about who holds a GPU or what its memory holds. Workers
+//! hold `Arc<Device>` and call [`Device::lock`]; the [`Lease`] it returns holds the device's
+//! one guard, and device memory is reserved only through it ([`Lease::alloc`]), so
+//! allocating before locking does not compile. There is no table of locks indexed by number
+//! anywhere.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cuzk_groth16::blstrs::Scalar;
-use cuzk_groth16::{ParameterSource, Proof, ProveTimings, ProvingAssignment, ProvingBackend};
+use cuzk_groth16::{
+    DeviceGuard, ParameterSource, Proof, ProveTimings, ProvingAssignment, ProvingBackend,
+    VramReservation,
+};
 
 use crate::error::EngineError;
 use crate::job::{Job, Priority};
-use crate::memory::{MemoryBudget, Reservation};
 
-/// Guards alive now, per device id, in this process.
-static INSIDE: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
-/// Times a guard was taken on a device id that already had one.
-static DOUBLE_ENTRIES: AtomicU64 = AtomicU64::new(0);
-
-/// Times, in this process, a device guard was taken while another guard on the same device
-/// id was alive (see the module docs): zero unless two devices share a physical identity.
-pub fn double_entries() -> u64 {
-    DOUBLE_ENTRIES.load(Ordering::SeqCst)
-}
-
-fn enter(id: &str) {
-    let mut inside = INSIDE.lock().unwrap_or_else(|e| e.into_inner());
-    let n = inside.entry(id.to_owned()).or_insert(0);
-    *n += 1;
-    if *n > 1 {
-        DOUBLE_ENTRIES.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn leave(id: &str) {
-    let mut inside = INSIDE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = inside.get_mut(id) {
-        *n -= 1;
-        if *n == 0 {
-            inside.remove(id);
-        }
-    }
-}
-
-/// What identifies a device to operators.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeviceInfo {
-    /// Stable id: "cpu", "cuda:<pci bus id>", "sim:<n>".
-    pub id: String,
-    /// Human-readable name.
-    pub name: String,
-    /// Memory the device has in total, bytes.
-    pub memory_total: u64,
-    /// The CUDA ordinal of a GPU (as the process sees it); `None` for other devices.
-    pub ordinal: Option<u32>,
-}
+pub use cuzk_groth16::{DeviceInfo, Health};
 
 /// One partition's time on a device, for timelines.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,20 +49,6 @@ struct Span {
     end: Option<Instant>,
 }
 
-/// A device's health: quarantined devices take no work until a probe brings them back.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Health {
-    /// Takes work.
-    Healthy,
-    /// Took a device fault (an error, a wrong result, a hang) and takes no work.
-    Quarantined {
-        /// What happened.
-        reason: String,
-        /// How long ago.
-        ago: Duration,
-    },
-}
-
 /// A partition being proved on a device now, for the watchdog.
 pub(crate) struct Running {
     pub job: Arc<Job>,
@@ -125,22 +69,13 @@ const PROBE_LOCK_WAIT: Duration = Duration::from_secs(1);
 const ACTIVITY_KEEP: Duration = Duration::from_secs(15 * 60);
 const ACTIVITY_MAX: usize = 4096;
 
-/// One device.
+/// One device as the engine schedules it.
 pub struct Device {
-    info: DeviceInfo,
+    hw: Arc<cuzk_groth16::Device>,
     backend: Arc<dyn ProvingBackend>,
-    lock: Mutex<()>,
-    vram: Arc<MemoryBudget>,
-    busy_nanos: AtomicU64,
-    /// When the guard alive now was taken, so busy time counts running work.
-    held_since: Mutex<Option<Instant>>,
     current_job: Mutex<Option<(String, String)>>,
     activity: Mutex<VecDeque<Span>>,
     next_span: AtomicU64,
-    /// Why and since when the device is quarantined.
-    quarantine: Mutex<Option<(String, Instant)>>,
-    /// Device faults seen (errors, wrong results, hangs).
-    faults: AtomicU64,
     /// Partitions in its hands now, outermost first (yield points nest them).
     running: Mutex<Vec<Running>>,
     /// A device that takes work only while no other device is healthy (a CPU fallback).
@@ -151,75 +86,49 @@ impl std::fmt::Debug for Device {
     // The backend is a trait object without Debug; the identity is what matters in logs.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Device")
-            .field("info", &self.info)
+            .field("info", self.info())
             .finish_non_exhaustive()
     }
 }
 
-/// What a guard runs at a proof's yield points: more urgent partitions, on the same guard.
-pub(crate) type YieldHook<'a> = dyn Fn(&DeviceGuard<'_>) + Sync + 'a;
+/// What a lease runs at a proof's yield points: more urgent partitions, on the same lease.
+pub(crate) type YieldHook<'a> = dyn Fn(&Lease<'_>) + Sync + 'a;
 
-/// Exclusive use of a device. Device memory is allocated through it.
-pub struct DeviceGuard<'a> {
+/// A worker's exclusive use of a device: the device's one guard, and what the scheduler
+/// tracks about the partition proved under it. Device memory is reserved through it.
+pub struct Lease<'a> {
     device: &'a Device,
-    _lock: MutexGuard<'a, ()>,
-    since: Instant,
+    guard: DeviceGuard<'a>,
     hook: Option<&'a YieldHook<'a>>,
-    /// Priority of the partition being proved under this guard.
+    /// Priority of the partition being proved under this lease.
     running: AtomicU8,
     /// Time spent in yield points, each nanosecond counted once however deep they nest.
     yielded_nanos: AtomicU64,
-    /// The job whose partition is being proved under this guard.
+    /// The job whose partition is being proved under this lease.
     job: Mutex<Option<Arc<Job>>>,
 }
 
-impl std::fmt::Debug for DeviceGuard<'_> {
+impl std::fmt::Debug for Lease<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceGuard")
-            .field("device", &self.device.info.id)
+        f.debug_struct("Lease")
+            .field("device", &self.device.info().id)
             .finish_non_exhaustive()
-    }
-}
-
-/// Device memory counted against the device's budget until dropped.
-#[derive(Debug)]
-pub struct VramAlloc {
-    name: String,
-    _reservation: Reservation,
-}
-
-impl VramAlloc {
-    /// The allocation's name.
-    pub fn name(&self) -> &str {
-        &self.name
     }
 }
 
 impl Device {
-    /// A device proving with `backend`, with `vram_budget` bytes of device memory to give out.
-    pub fn new(info: DeviceInfo, backend: Arc<dyn ProvingBackend>, vram_budget: u64) -> Arc<Self> {
-        Self::build(info, backend, vram_budget, false)
+    /// The device `backend` computes on, scheduled by the engine.
+    pub fn new(backend: Arc<dyn ProvingBackend>) -> Arc<Self> {
+        Self::build(backend, false)
     }
 
-    fn build(
-        info: DeviceInfo,
-        backend: Arc<dyn ProvingBackend>,
-        vram_budget: u64,
-        fallback: bool,
-    ) -> Arc<Self> {
-        let vram = MemoryBudget::new(format!("{} VRAM", info.id), vram_budget);
+    fn build(backend: Arc<dyn ProvingBackend>, fallback: bool) -> Arc<Self> {
         Arc::new(Device {
-            info,
+            hw: backend.device().clone(),
             backend,
-            lock: Mutex::new(()),
-            vram,
-            busy_nanos: AtomicU64::new(0),
-            held_since: Mutex::new(None),
             current_job: Mutex::new(None),
             activity: Mutex::new(VecDeque::new()),
             next_span: AtomicU64::new(0),
-            quarantine: Mutex::new(None),
-            faults: AtomicU64::new(0),
             running: Mutex::new(Vec::new()),
             fallback,
         })
@@ -227,12 +136,8 @@ impl Device {
 
     /// A device that takes work only while every other device is quarantined (for a CPU
     /// that finishes the work of failed GPUs).
-    pub fn fallback(
-        info: DeviceInfo,
-        backend: Arc<dyn ProvingBackend>,
-        vram_budget: u64,
-    ) -> Arc<Self> {
-        Self::build(info, backend, vram_budget, true)
+    pub fn fallback(backend: Arc<dyn ProvingBackend>) -> Arc<Self> {
+        Self::build(backend, true)
     }
 
     /// Whether this is a fallback device (see [`Device::fallback`]).
@@ -240,67 +145,57 @@ impl Device {
         self.fallback
     }
 
+    /// The device object the backend computes on (its lock, ledger and health).
+    pub fn hardware(&self) -> &Arc<cuzk_groth16::Device> {
+        &self.hw
+    }
+
     /// The device's health now.
     pub fn health(&self) -> Health {
-        match &*self.quarantine.lock().unwrap_or_else(|e| e.into_inner()) {
-            None => Health::Healthy,
-            Some((reason, at)) => Health::Quarantined {
-                reason: reason.clone(),
-                ago: at.elapsed(),
-            },
-        }
+        self.hw.health()
     }
 
     /// Whether the device takes work.
     pub fn is_healthy(&self) -> bool {
-        self.quarantine
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_none()
+        self.hw.is_healthy()
     }
 
     /// Device faults seen since start.
     pub fn faults(&self) -> u64 {
-        self.faults.load(Ordering::Relaxed)
+        self.hw.faults()
     }
 
     /// Takes the device out of service after a fault; the first reason is kept. Returns
     /// whether it was healthy until now.
     pub(crate) fn quarantine(&self, reason: String) -> bool {
-        self.faults.fetch_add(1, Ordering::Relaxed);
-        let mut q = self.quarantine.lock().unwrap_or_else(|e| e.into_inner());
-        if q.is_some() {
-            return false;
-        }
-        *q = Some((reason, Instant::now()));
-        true
+        self.hw.quarantine(reason)
     }
 
     /// Probes a quarantined device (see [`ProvingBackend::probe`]) and returns it to service
     /// when the probe passes. A device whose lock stays held (an operation that hangs) fails
-    /// the probe after a few seconds instead of waiting for it.
+    /// the probe after a second instead of waiting for it.
     pub fn probe(&self) -> Result<(), String> {
         let deadline = Instant::now() + PROBE_LOCK_WAIT;
-        let _g = loop {
-            if let Some(g) = self.try_lock() {
+        let g = loop {
+            if let Some(g) = self.hw.try_lock() {
                 break g;
             }
             if Instant::now() >= deadline {
                 return Err(format!(
                     "{} is still busy (an operation has not returned)",
-                    self.info.id
+                    self.info().id
                 ));
             }
             std::thread::sleep(Duration::from_millis(10));
         };
-        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.backend.probe()));
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.backend.probe(&g)));
         match res {
             Ok(Ok(())) => {
-                *self.quarantine.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                self.hw.restore();
                 Ok(())
             }
             Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("the probe of {} panicked", self.info.id)),
+            Err(_) => Err(format!("the probe of {} panicked", self.info().id)),
         }
     }
 
@@ -318,32 +213,23 @@ impl Device {
 
     /// The device's identity.
     pub fn info(&self) -> &DeviceInfo {
-        &self.info
+        self.hw.info()
     }
 
     /// Takes the device's lock, waiting for other workers.
-    pub fn lock(&self) -> DeviceGuard<'_> {
-        self.guard(self.lock.lock().unwrap_or_else(|e| e.into_inner()))
+    pub fn lock(&self) -> Lease<'_> {
+        self.lease(self.hw.lock())
     }
 
     /// Takes the device's lock if no other worker holds it.
-    pub fn try_lock(&self) -> Option<DeviceGuard<'_>> {
-        match self.lock.try_lock() {
-            Ok(g) => Some(self.guard(g)),
-            Err(std::sync::TryLockError::Poisoned(e)) => Some(self.guard(e.into_inner())),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        }
+    pub fn try_lock(&self) -> Option<Lease<'_>> {
+        self.hw.try_lock().map(|g| self.lease(g))
     }
 
-    fn guard<'a>(&'a self, g: MutexGuard<'a, ()>) -> DeviceGuard<'a> {
-        enter(&self.info.id);
-        // One instant for both, so busy() never runs ahead of what the guard adds at drop.
-        let now = Instant::now();
-        *self.held_since.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
-        DeviceGuard {
+    fn lease<'a>(&'a self, guard: DeviceGuard<'a>) -> Lease<'a> {
+        Lease {
             device: self,
-            _lock: g,
-            since: now,
+            guard,
             hook: None,
             running: AtomicU8::new(Priority::Low as u8),
             yielded_nanos: AtomicU64::new(0),
@@ -353,9 +239,7 @@ impl Device {
 
     /// Total time some worker held the lock, the hold in progress included.
     pub fn busy(&self) -> Duration {
-        let held = self.held_since.lock().unwrap_or_else(|e| e.into_inner());
-        Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
-            + held.map_or(Duration::ZERO, |t| t.elapsed())
+        self.hw.busy()
     }
 
     /// Partitions on this device in the last `window` (at most the last 15 minutes), oldest
@@ -461,25 +345,15 @@ impl Device {
         self.backend.computes_on_host()
     }
 
-    /// The engine's VRAM ledger, for devices whose backend keeps none (see
-    /// [`Device::memory_reserved`]).
-    pub fn vram(&self) -> &Arc<MemoryBudget> {
-        &self.vram
-    }
-
-    /// Device memory reserved now, from the one ledger of this device: the backend's when
-    /// it keeps one (a GPU: real allocations and resident parameters), else the engine's.
+    /// Device memory reserved now, from the device's one ledger (a GPU's: real allocations
+    /// and resident parameters).
     pub fn memory_reserved(&self) -> u64 {
-        self.backend
-            .memory_ledger()
-            .map_or_else(|| self.vram.used(), |(used, _)| used)
+        self.hw.reserved()
     }
 
     /// The device's memory budget, from the same ledger as [`Device::memory_reserved`].
     pub fn memory_budget(&self) -> u64 {
-        self.backend
-            .memory_ledger()
-            .map_or_else(|| self.vram.total(), |(_, total)| total)
+        self.hw.budget()
     }
 
     /// The (job id, kind) on the device now.
@@ -491,25 +365,21 @@ impl Device {
     }
 }
 
-impl<'a> DeviceGuard<'a> {
+impl<'a> Lease<'a> {
     /// Reserves `bytes` of this device's memory under `name`; an error (before any device
     /// call) when the budget cannot hold it now.
-    pub fn alloc(&self, name: &str, bytes: u64) -> Result<VramAlloc, EngineError> {
-        match self.device.vram.try_acquire(bytes)? {
-            Some(r) => Ok(VramAlloc {
-                name: name.to_owned(),
-                _reservation: r,
-            }),
-            None => Err(EngineError::TooLarge(format!(
-                "{name}: {bytes} bytes do not fit {} ({} of {} in use)",
-                self.device.vram.name(),
-                self.device.vram.used(),
-                self.device.vram.total()
-            ))),
-        }
+    pub fn alloc(&self, name: &str, bytes: u64) -> Result<VramReservation, EngineError> {
+        self.guard
+            .alloc(name, bytes)
+            .map_err(|e| EngineError::TooLarge(e.to_string()))
     }
 
-    /// The backend to prove with while the guard is held.
+    /// The device's guard, which every backend operation takes.
+    pub fn guard(&self) -> &DeviceGuard<'a> {
+        &self.guard
+    }
+
+    /// The backend to prove with while the lease is held.
     pub fn backend(&self) -> &dyn ProvingBackend {
         self.device.backend.as_ref()
     }
@@ -521,7 +391,7 @@ impl<'a> DeviceGuard<'a> {
 
     /// Proves `assignment` with the device's backend. At the proof's yield points (between
     /// its operations) partitions of higher priority waiting for this device run first, under
-    /// this same guard, so urgent work waits for one operation rather than a whole proof.
+    /// this same lease, so urgent work waits for one operation rather than a whole proof.
     pub fn prove(
         &self,
         params: &dyn ParameterSource,
@@ -531,11 +401,13 @@ impl<'a> DeviceGuard<'a> {
     ) -> cuzk_groth16::Result<(Proof, ProveTimings)> {
         self.device
             .backend
-            .prove_yielding(params, assignment, r, s, &|| self.yield_point())
+            .prove_yielding(&self.guard, params, assignment, r, s, &|| {
+                self.yield_point()
+            })
     }
 
     /// Runs the waiting partitions of higher priority than the running one, if the engine
-    /// gave this guard a hook; then stops the running proof (an error) if its job was
+    /// gave this lease a hook; then stops the running proof (an error) if its job was
     /// cancelled meanwhile, so a cancelled job leaves the device at its next yield point.
     pub fn yield_point(&self) -> cuzk_groth16::Result<()> {
         if let Some(hook) = self.hook {
@@ -592,18 +464,8 @@ impl<'a> DeviceGuard<'a> {
     }
 }
 
-impl Drop for DeviceGuard<'_> {
+impl Drop for Lease<'_> {
     fn drop(&mut self) {
-        leave(&self.device.info.id);
         self.set_job(None);
-        let mut held = self
-            .device
-            .held_since
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        self.device
-            .busy_nanos
-            .fetch_add(self.since.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        *held = None;
     }
 }

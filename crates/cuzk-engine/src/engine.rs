@@ -204,10 +204,13 @@ impl Engine {
                     .into(),
             ));
         }
-        // One object per physical device: two with one identity would be two locks and two
-        // ledgers on one piece of hardware.
+        // Each device is scheduled once: two workers' sets over one device object, or two
+        // objects claiming one identity, would be scheduled as two devices.
         for (i, d) in devices.iter().enumerate() {
-            if devices[..i].iter().any(|e| e.info().id == d.info().id) {
+            if devices[..i]
+                .iter()
+                .any(|e| Arc::ptr_eq(e.hardware(), d.hardware()) || e.info().id == d.info().id)
+            {
                 return Err(EngineError::Invalid(format!(
                     "device {} is listed twice",
                     d.info().id

@@ -36,7 +36,8 @@ mod table;
 mod waiter;
 mod work;
 
-pub use device::{double_entries, Activity, Device, DeviceGuard, DeviceInfo, Health, VramAlloc};
+pub use cuzk_groth16::VramReservation;
+pub use device::{Activity, Device, DeviceInfo, Health, Lease};
 pub use engine::{DeviceStatus, Engine, EngineConfig, EngineStatus, Submitted};
 pub use error::EngineError;
 pub use job::{JobStatus, JobTimings, JobView, Priority};

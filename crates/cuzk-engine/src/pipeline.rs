@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::device::{Device, DeviceGuard, Running};
+use crate::device::{Device, Lease, Running};
 use crate::engine::Inner;
 use crate::job::{Job, JobStatus, Priority};
 use crate::memory::Reservation;
@@ -203,8 +203,8 @@ pub(crate) fn device_loop(
     let accept =
         |i: &DeviceItem| i.excluded.as_deref() != Some(id.as_str()) && inner.takes_work(device);
     // At a yield point of the partition on the device: partitions of higher priority that
-    // the device's memory holds beside it run to completion on the same guard.
-    let hook = |g: &DeviceGuard<'_>| {
+    // the device's memory holds beside it run to completion on the same lease.
+    let hook = |g: &Lease<'_>| {
         let running = g.running();
         let fits = |i: &DeviceItem| {
             device
@@ -234,7 +234,7 @@ pub(crate) fn device_loop(
         if job.is_cancelled() || job.lock().status.is_terminal() {
             continue;
         }
-        let mut guard = match device.try_lock() {
+        let mut lease = match device.try_lock() {
             Some(g) => g,
             None => {
                 // The device is busy. The item waits in the queue, not in this worker's hands,
@@ -251,7 +251,7 @@ pub(crate) fn device_loop(
                 }
             }
         };
-        guard.set_yield_hook(&hook);
+        lease.set_yield_hook(&hook);
         // Higher-priority work may have arrived since the pop: it goes first, and this item
         // goes back to the front of its priority.
         let p = item.job.priority;
@@ -259,22 +259,22 @@ pub(crate) fn device_loop(
             inner.device_q.requeue(p, item);
             item = better;
         }
-        let done = run_item(inner, device, host_pool, &guard, item);
-        drop(guard);
+        let done = run_item(inner, device, host_pool, &lease, item);
+        drop(lease);
         if let Some((job, parts)) = done {
             finish(inner, &job, parts);
         }
     }
 }
 
-/// Proves one partition under `guard`, checks the proof, and records the result or acts on
+/// Proves one partition under `lease`, checks the proof, and records the result or acts on
 /// the failure (see the module docs); returns the job and its partition proofs when this was
 /// the job's last partition.
 fn run_item(
     inner: &Inner,
     device: &Device,
     host_pool: Option<&rayon::ThreadPool>,
-    guard: &DeviceGuard<'_>,
+    lease: &Lease<'_>,
     mut item: DeviceItem,
 ) -> Option<(Arc<Job>, Vec<Vec<u8>>)> {
     let id = &device.info().id;
@@ -289,9 +289,9 @@ fn run_item(
     inner
         .metrics
         .with(&job.kind, |m| Metrics::observe(&mut m.device_wait, waited));
-    guard.set_job(Some(job.clone()));
-    guard.set_running(job.priority);
-    let (y0, t) = (guard.yielded(), Instant::now());
+    lease.set_job(Some(job.clone()));
+    lease.set_running(job.priority);
+    let (y0, t) = (lease.yielded(), Instant::now());
     device.push_running(Running {
         job: job.clone(),
         k,
@@ -301,7 +301,7 @@ fn run_item(
         rescued: false,
     });
     let span = device.begin_activity(&job, k);
-    let prove = || contained("proving", || work.prove(k, &item.synth, guard));
+    let prove = || contained("proving", || work.prove(k, &item.synth, lease));
     let proved = match host_pool {
         Some(pool) => pool.install(prove),
         None => prove(),
@@ -319,7 +319,7 @@ fn run_item(
     device.end_activity(span);
     let rescued = device.with_running(|r| r.pop().is_some_and(|x| x.rescued));
     // Time lent to more urgent partitions at yield points is theirs.
-    let took = t.elapsed().saturating_sub(guard.yielded() - y0);
+    let took = t.elapsed().saturating_sub(lease.yielded() - y0);
     inner
         .metrics
         .with(&job.kind, |m| Metrics::observe(&mut m.device, took));

@@ -1,7 +1,7 @@
 //! What the engine proves: work split into partitions, described by a trait so the engine
 //! stays free of cryptography.
 
-use crate::device::DeviceGuard;
+use crate::device::Lease;
 use crate::error::EngineError;
 use crate::job::Priority;
 
@@ -109,7 +109,7 @@ pub trait ProofWork: Send + Sync {
         &self,
         k: usize,
         synthesized: &Synthesized,
-        device: &DeviceGuard<'_>,
+        device: &Lease<'_>,
     ) -> Result<Vec<u8>, WorkError>;
     /// Whether `proof` is a valid proof of partition `k` for the public inputs its
     /// synthesis computed (checked as soon as a device returns it, so a device that computes

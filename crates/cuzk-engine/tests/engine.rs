@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::sim_devices;
 use cuzk_engine::sim::{Faults, SimBackend, SimPhysical, SyntheticWork as TestWork};
-use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, EngineError, JobStatus, Priority};
+use cuzk_engine::{Device, Engine, EngineConfig, EngineError, JobStatus, Priority};
 use rand::{Rng, SeedableRng};
 
 const KINDS: [&str; 4] = ["porep", "snap", "window-post", "winning-post"];
@@ -75,59 +75,26 @@ fn mixed_load_on_1_2_4_8_devices_loses_nothing_and_breaks_no_invariant() {
     assert!(total >= 200);
 }
 
-/// The engine's own guard check (no simulator needed): two `Device`s made for one physical
-/// identity, each with its own lock, are caught when both are entered at once; one device
-/// entered by many workers in turn is not.
+/// One device object per device: two engine `Device`s made over one backend schedule that
+/// backend's one device object, so the second cannot be entered while the first is held, and
+/// an engine refuses to be built over both.
 #[test]
-fn the_guard_check_catches_two_devices_for_one_physical_id() {
-    let dev = |id: &str| {
-        let info = DeviceInfo {
-            id: id.into(),
-            name: "check".into(),
-            memory_total: 1 << 30,
-            ordinal: None,
-        };
-        Device::new(info, Arc::new(cuzk_groth16::CpuBackend::new()), 1 << 30)
-    };
-    let before = cuzk_engine::double_entries();
-    let one = dev("cuda:0000:00:06.0");
-    std::thread::scope(|s| {
-        for _ in 0..4 {
-            s.spawn(|| {
-                for _ in 0..50 {
-                    let _g = one.lock();
-                }
-            });
-        }
-    });
-    assert_eq!(
-        cuzk_engine::double_entries(),
-        before,
-        "one device, one guard at a time"
-    );
-
-    let twin = dev("cuda:0000:00:06.0");
-    let g1 = one.lock();
-    let g2 = twin.lock();
-    assert_eq!(
-        cuzk_engine::double_entries(),
-        before + 1,
-        "two guards on one physical device at once went unnoticed"
-    );
-    drop((g1, g2));
-    // An engine refuses to be built over the twins.
+fn two_engine_devices_over_one_backend_share_its_one_lock() {
+    let backend: Arc<dyn cuzk_groth16::ProvingBackend> = Arc::new(cuzk_groth16::CpuBackend::new());
+    let one = Device::new(backend.clone());
+    let twin = Device::new(backend.clone());
+    assert!(Arc::ptr_eq(one.hardware(), twin.hardware()));
+    let held = one.lock();
+    assert!(twin.try_lock().is_none(), "the twin took a second lock");
+    drop(held);
+    assert!(twin.try_lock().is_some());
     let e = Engine::start(cfg(1), vec![one.clone(), twin.clone()]).unwrap_err();
     assert!(
         matches!(&e, EngineError::Invalid(m) if m.contains("listed twice")),
         "{e}"
     );
-    let other = dev("cuda:0000:00:07.0");
+    let other = Device::new(Arc::new(cuzk_groth16::CpuBackend::new()));
     let (_a, _b) = (one.lock(), other.lock());
-    assert_eq!(
-        cuzk_engine::double_entries(),
-        before + 1,
-        "distinct devices"
-    );
 }
 
 /// DESIGN section 1: locks indexed by a logical number while two logical handles reached one
@@ -141,19 +108,7 @@ fn regression_lock_by_logical_index_on_shared_physical_device_is_caught() {
     let physical = SimPhysical::new(slow.clone());
     // The broken design: two handles, two locks, one piece of hardware.
     let logical: Vec<_> = (0..2)
-        .map(|i| {
-            let info = DeviceInfo {
-                id: format!("logical:{i}"),
-                name: "sim".into(),
-                memory_total: 1 << 30,
-                ordinal: None,
-            };
-            Device::new(
-                info,
-                Arc::new(SimBackend::new(format!("logical:{i}"), physical.clone())),
-                1 << 30,
-            )
-        })
+        .map(|i| SimBackend::device(format!("logical:{i}"), 1 << 30, physical.clone()))
         .collect();
     let engine = Engine::start(cfg(1), logical).unwrap();
     for j in 0..12 {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::sim_devices;
 use cuzk_engine::sim::{Faults, RandomFaults, SimBackend, SimPhysical, SyntheticWork as TestWork};
-use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, Health, JobStatus, MemoryBudget};
+use cuzk_engine::{Device, Engine, EngineConfig, Health, JobStatus, MemoryBudget};
 use rand::{Rng, SeedableRng};
 
 fn cfg() -> EngineConfig {
@@ -179,23 +179,9 @@ fn when_every_gpu_dies_a_fallback_device_finishes_the_work() {
         ..Faults::default()
     });
     let cpu = SimPhysical::new(Faults::default());
-    let info = |id: &str| DeviceInfo {
-        id: id.into(),
-        name: id.into(),
-        memory_total: 1 << 30,
-        ordinal: None,
-    };
     let devs = vec![
-        Device::new(
-            info("sim:gpu"),
-            Arc::new(SimBackend::new("gpu", gpu.clone())),
-            1 << 30,
-        ),
-        Device::fallback(
-            info("sim:cpu"),
-            Arc::new(SimBackend::new("cpu", cpu.clone())),
-            1 << 30,
-        ),
+        SimBackend::device("sim:gpu", 1 << 30, gpu.clone()),
+        Device::fallback(Arc::new(SimBackend::new("sim:cpu", 1 << 30, cpu.clone()))),
     ];
     let engine = Engine::start(cfg(), devs).unwrap();
     for i in 0..3 {

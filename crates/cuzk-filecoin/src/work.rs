@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cuzk_engine::{ContentDigest, DeviceGuard, Priority, ProofWork, Synthesized, WorkError};
+use cuzk_engine::{ContentDigest, Lease, Priority, ProofWork, Synthesized, WorkError};
 use cuzk_groth16::{Parameters, Pce, PreparedVerifyingKey, Proof};
 
 use crate::error::Result;
@@ -135,7 +135,7 @@ impl ProofWork for FilecoinWork {
         &self,
         k: usize,
         synthesized: &Synthesized,
-        device: &DeviceGuard<'_>,
+        device: &Lease<'_>,
     ) -> Result<Vec<u8>, WorkError> {
         // The backend reserves what it allocates on its device's ledger; the estimate above
         // is for admission (a partition is placed only where it fits).

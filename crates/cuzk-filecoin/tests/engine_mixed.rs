@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::fixtures;
 use cuzk_engine::sim::{Faults, SimBackend, SimPhysical, SyntheticWork};
-use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, JobStatus, Priority};
+use cuzk_engine::{Engine, EngineConfig, JobStatus, Priority};
 use cuzk_filecoin::{plan, CircuitStore, FilecoinWork, ProofKind};
 
 /// At least 200 jobs: synthetic circuits and 2 KiB Filecoin kinds, mixed priorities, four
@@ -25,19 +25,7 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
     let devices = phys
         .iter()
         .enumerate()
-        .map(|(i, p)| {
-            let info = DeviceInfo {
-                id: format!("sim:{i}"),
-                name: "simulated".into(),
-                memory_total: 8 << 30,
-                ordinal: None,
-            };
-            Device::new(
-                info,
-                Arc::new(SimBackend::new(format!("sim:{i}"), p.clone())),
-                8 << 30,
-            )
-        })
+        .map(|(i, p)| SimBackend::device(format!("sim:{i}"), 8 << 30, p.clone()))
         .collect();
     let cfg = EngineConfig {
         queue_capacity: 512,
@@ -121,17 +109,7 @@ fn a_missing_pce_is_extracted_in_the_background_while_jobs_prove_without_it() {
     let cache = tempfile::tempdir().unwrap();
     let store = Arc::new(CircuitStore::new(f.dir.join("params"), cache.path()));
     let phys = SimPhysical::new(Faults::default());
-    let info = DeviceInfo {
-        id: "sim:0".into(),
-        name: "simulated".into(),
-        memory_total: 8 << 30,
-        ordinal: None,
-    };
-    let device = Device::new(
-        info,
-        Arc::new(SimBackend::new("sim:0", phys.clone())),
-        8 << 30,
-    );
+    let device = SimBackend::device("sim:0", 8 << 30, phys.clone());
     let engine = Engine::start(
         EngineConfig {
             host_budget: 4 << 30,

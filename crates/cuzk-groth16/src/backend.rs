@@ -4,6 +4,10 @@
 //! trait; the conformance suite compares every backend's results with the CPU's, and
 //! [`ProvingBackend::prove`] may be overridden to keep data resident on the device for the
 //! whole proof.
+//!
+//! Every backend computes on one [`Device`] ([`ProvingBackend::device`]) and every operation
+//! takes that device's [`DeviceGuard`]: the caller holds the lock, the backend checks it is
+//! the lock of its own device ([`DeviceGuard::check`]) before anything else.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,6 +17,7 @@ use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
 use crate::assignment::ProvingAssignment;
+use crate::device::{Device, DeviceGuard, DeviceInfo};
 use crate::domain::{bit_reverse, powers_into, Domain};
 use crate::error::{Error, Result};
 use crate::field::Fr;
@@ -26,19 +31,38 @@ pub trait ProvingBackend: Send + Sync {
     /// A short name for logs and errors ("cpu", "cuda:0000:01:00.0", ...).
     fn name(&self) -> String;
 
+    /// The device this backend computes on: the guard every operation takes is its lock's.
+    fn device(&self) -> &Arc<Device>;
+
     /// The coefficients of `h = (a*b - c) / Z` (`n - 1` of them) from the evaluations of a, b
     /// and c over the domain of size `n >= a.len()` (shorter inputs are zero-padded).
-    fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>>;
+    fn compute_h(
+        &self,
+        g: &DeviceGuard<'_>,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<Vec<Scalar>>;
 
     /// Forward (or inverse, scaled by `1/n`) transform of `values` in natural order over the
     /// domain of its length, which must be a power of two.
-    fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()>;
+    fn ntt(&self, g: &DeviceGuard<'_>, values: &mut [Scalar], inverse: bool) -> Result<()>;
 
     /// `sum scalars[i] * bases[i]` in G1; the slices have equal length.
-    fn msm_g1(&self, bases: &[G1Base], scalars: &[Scalar]) -> Result<G1Projective>;
+    fn msm_g1(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G1Base],
+        scalars: &[Scalar],
+    ) -> Result<G1Projective>;
 
     /// `sum scalars[i] * bases[i]` in G2; the slices have equal length.
-    fn msm_g2(&self, bases: &[G2Base], scalars: &[Scalar]) -> Result<G2Projective>;
+    fn msm_g2(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G2Base],
+        scalars: &[Scalar],
+    ) -> Result<G2Projective>;
 
     /// The [`ParameterSource::source_id`]s whose points this backend keeps in device memory
     /// now, for status pages; `None` for a backend that proves straight from host memory
@@ -47,17 +71,10 @@ pub trait ProvingBackend: Send + Sync {
         None
     }
 
-    /// The device memory ledger this backend keeps itself, as (reserved, budget) bytes: every
-    /// real allocation, resident parameters included. `None` for a backend without one; the
-    /// engine then keeps the ledger.
-    fn memory_ledger(&self) -> Option<(u64, u64)> {
-        None
-    }
-
     /// Checks the device answers and computes correctly (a small operation against the
     /// CPU's result), for bringing a quarantined device back; the CPU always passes.
-    fn probe(&self) -> Result<()> {
-        Ok(())
+    fn probe(&self, g: &DeviceGuard<'_>) -> Result<()> {
+        g.check(self.device())
     }
 
     /// Free and total memory of the device as its driver reports them now; `None` for a
@@ -76,38 +93,63 @@ pub trait ProvingBackend: Send + Sync {
     /// A whole proof of one assignment with the given randomness, and where its time went.
     fn prove(
         &self,
+        g: &DeviceGuard<'_>,
         params: &dyn ParameterSource,
         assignment: &ProvingAssignment,
         r: Scalar,
         s: Scalar,
     ) -> Result<(Proof, ProveTimings)> {
-        self.prove_yielding(params, assignment, r, s, &crate::prover::no_yield)
+        self.prove_yielding(g, params, assignment, r, s, &crate::prover::no_yield)
     }
 
     /// [`prove`](Self::prove), calling `yield_point` between the proof's operations (see
     /// [`YieldPoint`]); the default composes the individual operations.
     fn prove_yielding(
         &self,
+        g: &DeviceGuard<'_>,
         params: &dyn ParameterSource,
         assignment: &ProvingAssignment,
         r: Scalar,
         s: Scalar,
         yield_point: &YieldPoint<'_>,
     ) -> Result<(Proof, ProveTimings)> {
-        crate::prover::prove_composed(self, params, assignment, r, s, yield_point)
+        crate::prover::prove_composed(self, g, params, assignment, r, s, yield_point)
     }
 }
 
 /// The CPU backend: our NTT on rayon and blst's Pippenger MSM.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct CpuBackend {
+    device: Arc<Device>,
     domains: Mutex<HashMap<u32, Arc<Domain>>>,
 }
 
+impl Default for CpuBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl CpuBackend {
-    /// A CPU backend with an empty domain cache.
+    /// A CPU backend, on a device of its own named "cpu", with an empty domain cache.
     pub fn new() -> Self {
-        Self::default()
+        Self::on(Device::new(
+            DeviceInfo {
+                id: "cpu".into(),
+                name: "CPU backend".into(),
+                memory_total: 0,
+                ordinal: None,
+            },
+            u64::MAX,
+        ))
+    }
+
+    /// A CPU backend computing under `device`'s lock.
+    pub fn on(device: Arc<Device>) -> Self {
+        CpuBackend {
+            device,
+            domains: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The domain of `2^log_n` points, built once and cached (its twiddle table is reused by
@@ -137,7 +179,18 @@ impl ProvingBackend for CpuBackend {
         "cpu".into()
     }
 
-    fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>> {
+    fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
+    fn compute_h(
+        &self,
+        guard: &DeviceGuard<'_>,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<Vec<Scalar>> {
+        guard.check(&self.device)?;
         if a.len() != b.len() || a.len() != c.len() {
             return Err(Error::LayoutMismatch(format!(
                 "a, b, c have {}, {}, {} entries",
@@ -215,7 +268,8 @@ impl ProvingBackend for CpuBackend {
         Ok(h)
     }
 
-    fn ntt(&self, values: &mut [Scalar], inverse: bool) -> Result<()> {
+    fn ntt(&self, g: &DeviceGuard<'_>, values: &mut [Scalar], inverse: bool) -> Result<()> {
+        g.check(&self.device)?;
         if !values.len().is_power_of_two() {
             return Err(Error::LayoutMismatch(format!(
                 "NTT length {} is not a power of two",
@@ -231,12 +285,24 @@ impl ProvingBackend for CpuBackend {
         Ok(())
     }
 
-    fn msm_g1(&self, bases: &[G1Base], scalars: &[Scalar]) -> Result<G1Projective> {
+    fn msm_g1(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G1Base],
+        scalars: &[Scalar],
+    ) -> Result<G1Projective> {
+        g.check(&self.device)?;
         check_equal_len(bases.len(), scalars.len())?;
         Ok(msm::msm_g1(bases, scalars))
     }
 
-    fn msm_g2(&self, bases: &[G2Base], scalars: &[Scalar]) -> Result<G2Projective> {
+    fn msm_g2(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G2Base],
+        scalars: &[Scalar],
+    ) -> Result<G2Projective> {
+        g.check(&self.device)?;
         check_equal_len(bases.len(), scalars.len())?;
         Ok(msm::msm_g2(bases, scalars))
     }

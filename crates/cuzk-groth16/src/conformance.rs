@@ -21,12 +21,15 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
+use crate::assignment::ProvingAssignment;
 use crate::backend::{CpuBackend, ProvingBackend};
+use crate::device::DeviceGuard;
 use crate::fixed_base::{fixed_base_g1, fixed_base_g2};
 use crate::generator::generate_insecure_parameters;
 use crate::msm::{g1_affine, g2_affine, G1Base, G2Base};
 use crate::pce::Pce;
 use crate::prover::synthesize;
+use crate::srs::ParameterSource;
 use crate::synthetic::SyntheticCircuit;
 use crate::verify::PreparedVerifyingKey;
 
@@ -98,6 +101,18 @@ pub fn run(
     report: &mut dyn FnMut(&Check),
 ) -> Vec<Check> {
     let reference = CpuBackend::new();
+    let held = candidate.device().lock();
+    let rheld = reference.device().lock();
+    let (candidate, reference) = (
+        Under {
+            backend: candidate,
+            guard: &held,
+        },
+        Under {
+            backend: &reference,
+            guard: &rheld,
+        },
+    );
     let mut rng = ChaCha20Rng::seed_from_u64(cfg.seed);
     let mut checks = Vec::new();
     let mut push = |c: Check| {
@@ -122,7 +137,68 @@ pub fn run(
     for &log in &cfg.proof_logs {
         push(proof_check(candidate, &reference, log, &mut rng));
     }
+    push(foreign_guard_check(candidate, &reference));
     checks
+}
+
+/// A backend with the guard of its device held for the suite.
+#[derive(Clone, Copy)]
+struct Under<'a> {
+    backend: &'a dyn ProvingBackend,
+    guard: &'a DeviceGuard<'a>,
+}
+
+impl Under<'_> {
+    fn ntt(&self, v: &mut [Scalar], inverse: bool) -> crate::Result<()> {
+        self.backend.ntt(self.guard, v, inverse)
+    }
+    fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> crate::Result<Vec<Scalar>> {
+        self.backend.compute_h(self.guard, a, b, c)
+    }
+    fn msm_g1(&self, bases: &[G1Base], s: &[Scalar]) -> crate::Result<G1Projective> {
+        self.backend.msm_g1(self.guard, bases, s)
+    }
+    fn msm_g2(&self, bases: &[G2Base], s: &[Scalar]) -> crate::Result<G2Projective> {
+        self.backend.msm_g2(self.guard, bases, s)
+    }
+    fn prove(
+        &self,
+        params: &dyn ParameterSource,
+        pa: &ProvingAssignment,
+        r: Scalar,
+        s: Scalar,
+    ) -> crate::Result<(crate::Proof, crate::ProveTimings)> {
+        self.backend.prove(self.guard, params, pa, r, s)
+    }
+}
+
+/// Every operation under the guard of another device is refused (before it computes).
+fn foreign_guard_check(candidate: Under<'_>, reference: &Under<'_>) -> Check {
+    let t = Instant::now();
+    let bases = fixed_base_g1(G1Projective::generator(), &[Scalar::ONE]);
+    let mut v = vec![Scalar::ONE; 4];
+    let refused = [
+        candidate.backend.ntt(reference.guard, &mut v, false).err(),
+        candidate
+            .backend
+            .msm_g1(reference.guard, &bases, &[Scalar::ONE])
+            .err(),
+        candidate
+            .backend
+            .compute_h(reference.guard, &v, &v, &v)
+            .err(),
+    ];
+    let result = if refused
+        .iter()
+        .all(|e| matches!(e, Some(crate::Error::WrongDevice { .. })))
+    {
+        Ok("NTT, G1 MSM and H under another device's guard are refused".into())
+    } else {
+        Err(format!(
+            "an operation under another device's guard was not refused: {refused:?}"
+        ))
+    };
+    outcome("foreign guard refused".into(), t.elapsed(), result)
 }
 
 fn outcome(name: String, elapsed: Duration, result: Result<String, String>) -> Check {
@@ -198,8 +274,8 @@ fn root_of_unity(log: u32, inverse: bool) -> Scalar {
 }
 
 fn ntt_checks(
-    candidate: &dyn ProvingBackend,
-    reference: &CpuBackend,
+    candidate: Under<'_>,
+    reference: &Under<'_>,
     log: u32,
     naive_limit: usize,
     rng: &mut ChaCha20Rng,
@@ -244,12 +320,7 @@ fn ntt_checks(
     out
 }
 
-fn h_check(
-    candidate: &dyn ProvingBackend,
-    reference: &CpuBackend,
-    log: u32,
-    rng: &mut ChaCha20Rng,
-) -> Check {
+fn h_check(candidate: Under<'_>, reference: &Under<'_>, log: u32, rng: &mut ChaCha20Rng) -> Check {
     // A length just past half the domain, so zero padding is exercised.
     let len = (1usize << (log - 1)) + 3;
     let [a, b, c] = [(); 3].map(|_| random_scalars(len, rng));
@@ -303,12 +374,7 @@ fn point_exponents(n: usize, rng: &mut ChaCha20Rng) -> Vec<Scalar> {
     e
 }
 
-fn g1_check(
-    candidate: &dyn ProvingBackend,
-    n: usize,
-    naive_limit: usize,
-    rng: &mut ChaCha20Rng,
-) -> Check {
+fn g1_check(candidate: Under<'_>, n: usize, naive_limit: usize, rng: &mut ChaCha20Rng) -> Check {
     let bases: Vec<G1Base> = fixed_base_g1(G1Projective::generator(), &point_exponents(n, rng));
     let scalars = msm_scalars(n, rng);
     let t = Instant::now();
@@ -338,12 +404,7 @@ fn g1_check(
     outcome(format!("G1 MSM over {n} points"), elapsed, result)
 }
 
-fn g2_check(
-    candidate: &dyn ProvingBackend,
-    n: usize,
-    naive_limit: usize,
-    rng: &mut ChaCha20Rng,
-) -> Check {
+fn g2_check(candidate: Under<'_>, n: usize, naive_limit: usize, rng: &mut ChaCha20Rng) -> Check {
     let bases: Vec<G2Base> = fixed_base_g2(G2Projective::generator(), &point_exponents(n, rng));
     let scalars = msm_scalars(n, rng);
     let t = Instant::now();
@@ -371,8 +432,8 @@ fn g2_check(
 }
 
 fn proof_check(
-    candidate: &dyn ProvingBackend,
-    reference: &CpuBackend,
+    candidate: Under<'_>,
+    reference: &Under<'_>,
     log: u32,
     rng: &mut ChaCha20Rng,
 ) -> Check {
@@ -441,24 +502,43 @@ mod tests {
             fn name(&self) -> String {
                 "off-by-one".into()
             }
+            fn device(&self) -> &std::sync::Arc<crate::Device> {
+                self.0.device()
+            }
             fn compute_h(
                 &self,
+                g: &DeviceGuard<'_>,
                 a: &[Scalar],
                 b: &[Scalar],
                 c: &[Scalar],
             ) -> crate::Result<Vec<Scalar>> {
-                self.0.compute_h(a, b, c)
+                self.0.compute_h(g, a, b, c)
             }
-            fn ntt(&self, v: &mut [Scalar], inverse: bool) -> crate::Result<()> {
-                self.0.ntt(v, inverse)
+            fn ntt(
+                &self,
+                g: &DeviceGuard<'_>,
+                v: &mut [Scalar],
+                inverse: bool,
+            ) -> crate::Result<()> {
+                self.0.ntt(g, v, inverse)
             }
-            fn msm_g1(&self, bases: &[G1Base], s: &[Scalar]) -> crate::Result<G1Projective> {
+            fn msm_g1(
+                &self,
+                g: &DeviceGuard<'_>,
+                bases: &[G1Base],
+                s: &[Scalar],
+            ) -> crate::Result<G1Projective> {
                 // Drops the first term.
                 let k = s.len().min(1);
-                self.0.msm_g1(&bases[k..], &s[k..])
+                self.0.msm_g1(g, &bases[k..], &s[k..])
             }
-            fn msm_g2(&self, bases: &[G2Base], s: &[Scalar]) -> crate::Result<G2Projective> {
-                self.0.msm_g2(bases, s)
+            fn msm_g2(
+                &self,
+                g: &DeviceGuard<'_>,
+                bases: &[G2Base],
+                s: &[Scalar],
+            ) -> crate::Result<G2Projective> {
+                self.0.msm_g2(g, bases, s)
             }
         }
         let cfg = Config {

@@ -44,6 +44,11 @@ pub enum Error {
     #[error("backend {backend} failed: {message}")]
     Backend { backend: String, message: String },
 
+    /// A backend operation was run under the guard of a device other than its own: a bug in
+    /// the caller, refused before anything touched either device.
+    #[error("an operation for device {expected} was run under the guard of {held}")]
+    WrongDevice { expected: String, held: String },
+
     /// The caller stopped the proof at a yield point (its job was cancelled).
     #[error("stopped at a yield point: {0}")]
     Stopped(String),

@@ -19,6 +19,7 @@ use rayon::prelude::*;
 
 use crate::assignment::ProvingAssignment;
 use crate::backend::ProvingBackend;
+use crate::device::DeviceGuard;
 use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::pce::Pce;
@@ -48,7 +49,9 @@ pub struct ProveTimings {
     pub msm: Duration,
 }
 
-/// Proves one assignment with the given blinding factors.
+/// Proves one assignment with the given blinding factors, under the lock of the backend's
+/// device (these free functions are for callers that schedule nothing; a scheduler holds the
+/// guard itself and calls the [`ProvingBackend`] methods).
 pub fn prove<B: ProvingBackend + ?Sized>(
     backend: &B,
     params: &dyn ParameterSource,
@@ -56,10 +59,13 @@ pub fn prove<B: ProvingBackend + ?Sized>(
     r: Scalar,
     s: Scalar,
 ) -> Result<Proof> {
-    Ok(backend.prove(params, assignment, r, s)?.0)
+    Ok(backend
+        .prove(&backend.device().lock(), params, assignment, r, s)?
+        .0)
 }
 
-/// Proves one assignment and reports where the time went.
+/// Proves one assignment and reports where the time went, under the lock of the backend's
+/// device.
 pub fn prove_timed<B: ProvingBackend + ?Sized>(
     backend: &B,
     params: &dyn ParameterSource,
@@ -67,10 +73,11 @@ pub fn prove_timed<B: ProvingBackend + ?Sized>(
     r: Scalar,
     s: Scalar,
 ) -> Result<(Proof, ProveTimings)> {
-    backend.prove(params, assignment, r, s)
+    backend.prove(&backend.device().lock(), params, assignment, r, s)
 }
 
-/// Proves one assignment with blinding factors drawn from `rng`.
+/// Proves one assignment with blinding factors drawn from `rng`, under the lock of the
+/// backend's device.
 pub fn prove_random<B: ProvingBackend + ?Sized, R: RngCore>(
     backend: &B,
     params: &dyn ParameterSource,
@@ -79,7 +86,9 @@ pub fn prove_random<B: ProvingBackend + ?Sized, R: RngCore>(
 ) -> Result<Proof> {
     let r = Scalar::random(&mut *rng);
     let s = Scalar::random(&mut *rng);
-    Ok(backend.prove(params, assignment, r, s)?.0)
+    Ok(backend
+        .prove(&backend.device().lock(), params, assignment, r, s)?
+        .0)
 }
 
 /// Checks that `params` were generated for the circuit `assignment` belongs to.
@@ -164,6 +173,8 @@ pub trait QueryMsm {
 pub struct SourceMsm<'a, B: ProvingBackend + ?Sized> {
     /// Computes the MSMs.
     pub backend: &'a B,
+    /// The lock of the backend's device, held for the proof.
+    pub guard: &'a DeviceGuard<'a>,
     /// Holds the bases.
     pub params: &'a dyn ParameterSource,
 }
@@ -191,10 +202,10 @@ impl<B: ProvingBackend + ?Sized> QueryMsm for SourceMsm<'_, B> {
                 scalars.len()
             ))
         })?;
-        self.backend.msm_g1(bases, scalars)
+        self.backend.msm_g1(self.guard, bases, scalars)
     }
     fn b_g2(&self, scalars: &[Scalar]) -> Result<G2Projective> {
-        self.backend.msm_g2(self.params.b_g2(), scalars)
+        self.backend.msm_g2(self.guard, self.params.b_g2(), scalars)
     }
 }
 
@@ -202,6 +213,7 @@ impl<B: ProvingBackend + ?Sized> QueryMsm for SourceMsm<'_, B> {
 /// calling `yield_point` between them: the default [`ProvingBackend::prove_yielding`].
 pub fn prove_composed<B: ProvingBackend + ?Sized>(
     backend: &B,
+    guard: &DeviceGuard<'_>,
     params: &dyn ParameterSource,
     pa: &ProvingAssignment,
     r: Scalar,
@@ -209,8 +221,12 @@ pub fn prove_composed<B: ProvingBackend + ?Sized>(
     yield_point: &YieldPoint<'_>,
 ) -> Result<(Proof, ProveTimings)> {
     prove_with(
-        &|a, b, c| backend.compute_h(a, b, c),
-        &SourceMsm { backend, params },
+        &|a, b, c| backend.compute_h(guard, a, b, c),
+        &SourceMsm {
+            backend,
+            guard,
+            params,
+        },
         params,
         pa,
         r,

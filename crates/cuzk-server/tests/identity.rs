@@ -121,16 +121,7 @@ async fn a_retry_after_failure_proves() {
         always_fail: true,
         ..Faults::default()
     });
-    let device = cuzk_engine::Device::new(
-        cuzk_engine::DeviceInfo {
-            id: "sim:0".into(),
-            name: "simulated".into(),
-            memory_total: 8 << 30,
-            ordinal: None,
-        },
-        std::sync::Arc::new(SimBackend::new("sim:0", phys.clone())),
-        8 << 30,
-    );
+    let device = SimBackend::device("sim:0", 8 << 30, phys.clone());
     let mut s = start_on(&dir, DEFAULT_MAX_MESSAGE_BYTES, vec![device]).await;
     let req = m.request(&dir, ProofKind::WinningPoSt).unwrap();
     let id = "winpost-1000-ffeeddccbbaa9988";

@@ -99,7 +99,7 @@ pub fn cuda_engine_devices(
     what: &str,
 ) -> Result<Vec<Arc<cuzk_engine::Device>>, CliError> {
     use cuzk_cuda::{CudaBackend, CudaDevice, DeviceSelector, Residency};
-    use cuzk_engine::{Device, DeviceInfo};
+    use cuzk_engine::Device;
     let selectors: Vec<DeviceSelector> = if selectors.is_empty() {
         cuzk_cuda::devices()
             .map_err(|e| CliError::internal(e.to_string()))?
@@ -142,16 +142,7 @@ pub fn cuda_engine_devices(
             vram_total = i.total_bytes, vram_budget = total_budget, ?residency,
             "CUDA device"
         );
-        out.push(Device::new(
-            DeviceInfo {
-                id,
-                name: i.name.clone(),
-                memory_total: i.total_bytes,
-                ordinal: Some(i.cuda_ordinal as u32),
-            },
-            Arc::new(backend),
-            total_budget,
-        ));
+        out.push(Device::new(Arc::new(backend)));
     }
     Ok(out)
 }

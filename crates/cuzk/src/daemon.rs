@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig};
+use cuzk_engine::{Device, Engine, EngineConfig};
 use cuzk_filecoin::{bind_filecoin_parameter_dir, CircuitSpec, CircuitStore};
 use cuzk_server::config::{Backend, Config, Listen, LogFormat, LogLevel};
 use cuzk_server::{serve, Listener, ProvingService, ServeOptions};
@@ -50,23 +50,14 @@ fn init_logging(cfg: &Config) {
     };
 }
 
-fn cpu_info() -> DeviceInfo {
-    DeviceInfo {
-        id: "cpu".into(),
-        name: "CPU backend".into(),
-        memory_total: 0,
-        ordinal: None,
-    }
-}
-
 fn devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
     let cpu = || Arc::new(cuzk_groth16::CpuBackend::new());
     match cfg.devices.backend {
-        Backend::Cpu => Ok(vec![Device::new(cpu_info(), cpu(), u64::MAX)]),
+        Backend::Cpu => Ok(vec![Device::new(cpu())]),
         Backend::Cuda => {
             let mut d = cuda_devices(cfg)?;
             if cfg.devices.cpu_fallback {
-                d.push(Device::fallback(cpu_info(), cpu(), u64::MAX));
+                d.push(Device::fallback(cpu()));
             }
             Ok(d)
         }

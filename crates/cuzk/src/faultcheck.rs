@@ -1,8 +1,9 @@
 //! `cuzk selftest --fault-containment`: on a real GPU, the faults the engine must contain.
 //!
 //! 1. The negative control: the one GPU opened twice (by ordinal and by PCI bus id) is one
-//!    object, a device list naming it twice is refused, and an engine over two devices for it
-//!    cannot be built.
+//!    object, a device list naming it twice is refused, an engine over two devices for it
+//!    cannot be built, and of two concurrent G1 MSMs on it, the one run under another
+//!    device's guard is refused while the one under its own guard matches the CPU.
 //! 2. An engine over the GPU and a CPU fallback proves 2 KiB jobs on the GPU; then a kernel
 //!    that faults (an illegal address) breaks the GPU's CUDA context in the middle of the
 //!    next proof. The process must live on, the GPU must be quarantined with the CUDA error as
@@ -22,7 +23,7 @@ pub fn run(fixtures: &Path, device: Option<&str>) -> Result<(), CliError> {
     use std::time::Duration;
 
     use cuzk_cuda::{CudaBackend, CudaDevice, DeviceSelector, Residency};
-    use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, Health, JobStatus};
+    use cuzk_engine::{Device, Engine, EngineConfig, Health, JobStatus};
     use cuzk_filecoin::fixtures::{bind_fixture_dirs, ensure_fixtures, fixture_store};
     use cuzk_filecoin::{plan, FilecoinWork, ProofKind, SectorSize};
 
@@ -68,18 +69,13 @@ pub fn run(fixtures: &Path, device: Option<&str>) -> Result<(), CliError> {
             ))
         }
     }
-    let info = DeviceInfo {
-        id: format!("cuda:{}", gpu.pci_bus_id),
-        name: gpu.name.clone(),
-        memory_total: gpu.total_bytes,
-        ordinal: Some(gpu.cuda_ordinal as u32),
-    };
     let backend = Arc::new(
         CudaBackend::new(by_bus.clone(), Residency::Auto).map_err(|e| fail(e.to_string()))?,
     );
-    let budget = by_bus.budget();
-    let one = Device::new(info.clone(), backend.clone(), budget);
-    let twin = Device::new(info.clone(), backend.clone(), budget);
+    foreign_guard_refused(&backend)?;
+    let one = Device::new(backend.clone());
+    let twin = Device::new(backend.clone());
+    let info = one.info().clone();
     match Engine::start(EngineConfig::default(), vec![one.clone(), twin]) {
         Err(e) => println!("PASS an engine over two devices for it is refused: {e}"),
         Ok(_) => {
@@ -93,16 +89,7 @@ pub fn run(fixtures: &Path, device: Option<&str>) -> Result<(), CliError> {
     bind_fixture_dirs(fixtures)?;
     let m = ensure_fixtures(fixtures, SectorSize::S2KiB, &Spinner::default())?;
     let store = Arc::new(fixture_store(fixtures));
-    let cpu = Device::fallback(
-        DeviceInfo {
-            id: "cpu".into(),
-            name: "CPU fallback".into(),
-            memory_total: 0,
-            ordinal: None,
-        },
-        Arc::new(cuzk_groth16::CpuBackend::new()),
-        u64::MAX,
-    );
+    let cpu = Device::fallback(Arc::new(cuzk_groth16::CpuBackend::new()));
     let engine = Engine::start(
         EngineConfig {
             synthesis_threads: 4,
@@ -178,6 +165,50 @@ pub fn run(fixtures: &Path, device: Option<&str>) -> Result<(), CliError> {
         "PASS the process lives on after the fault (resident copies left on the broken context)"
     );
     Ok(())
+}
+
+/// Two G1 MSMs on the GPU at once, from two threads: one under the GPU's own guard, one under
+/// the guard of another device (a CPU backend's). The second must be refused before it
+/// touches the GPU; the first must match the CPU.
+#[cfg(feature = "cuda")]
+fn foreign_guard_refused(backend: &cuzk_cuda::CudaBackend) -> Result<(), CliError> {
+    use cuzk_groth16::blstrs::{G1Projective, Scalar};
+    use cuzk_groth16::ProvingBackend;
+    use ff::Field;
+    use group::Group;
+
+    let fail = |m: String| CliError::internal(m);
+    let exponents: Vec<Scalar> = (1..=4096u64).map(Scalar::from).collect();
+    let bases = cuzk_groth16::fixed_base_g1(G1Projective::generator(), &exponents);
+    let scalars: Vec<Scalar> = exponents.iter().map(|e| e.square() + e).collect();
+    let other = cuzk_groth16::CpuBackend::new();
+    let (own, foreign) = std::thread::scope(|s| {
+        let own = s.spawn(|| backend.msm_g1(&backend.device().lock(), &bases, &scalars));
+        let foreign = s.spawn(|| backend.msm_g1(&other.device().lock(), &bases, &scalars));
+        (own.join(), foreign.join())
+    });
+    let (Ok(own), Ok(foreign)) = (own, foreign) else {
+        return Err(fail("an MSM thread panicked".into()));
+    };
+    let own = own.map_err(|e| fail(format!("the MSM under the GPU's guard failed: {e}")))?;
+    let want = other
+        .msm_g1(&other.device().lock(), &bases, &scalars)
+        .map_err(|e| fail(e.to_string()))?;
+    if own != want {
+        return Err(fail("the GPU's MSM differs from the CPU's".into()));
+    }
+    match foreign {
+        Err(e @ cuzk_groth16::Error::WrongDevice { .. }) => {
+            println!("PASS a G1 MSM under another device's guard is refused ({e}); the one under the GPU's guard, beside it, matches the CPU");
+            Ok(())
+        }
+        Err(e) => Err(fail(format!(
+            "the MSM under another device's guard failed for another reason: {e}"
+        ))),
+        Ok(_) => Err(fail(
+            "an MSM under another device's guard ran on the GPU".into(),
+        )),
+    }
 }
 
 /// Without the cuda feature there is no GPU to fault.

@@ -16,9 +16,11 @@ pub use work::SyntheticWork;
 
 use cuzk_groth16::blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::{
-    CpuBackend, Error, G1Base, G2Base, ParameterSource, Proof, ProveTimings, ProvingAssignment,
-    ProvingBackend, YieldPoint,
+    CpuBackend, DeviceGuard, DeviceInfo, Error, G1Base, G2Base, ParameterSource, Proof,
+    ProveTimings, ProvingAssignment, ProvingBackend, YieldPoint,
 };
+
+use crate::device::Device;
 
 /// Faults a simulated device injects.
 #[derive(Clone, Debug, Default)]
@@ -150,19 +152,33 @@ impl SimPhysical {
 /// A backend proving on the CPU through a simulated device.
 #[derive(Debug)]
 pub struct SimBackend {
-    name: String,
     physical: Arc<SimPhysical>,
+    /// Computes under the simulated device's own lock.
     cpu: CpuBackend,
 }
 
 impl SimBackend {
-    /// A logical handle named `name` on `physical`.
-    pub fn new(name: impl Into<String>, physical: Arc<SimPhysical>) -> Self {
+    /// A logical device `id` with `budget` bytes of device memory, on `physical`.
+    pub fn new(id: impl Into<String>, budget: u64, physical: Arc<SimPhysical>) -> Self {
+        let id = id.into();
+        let device = cuzk_groth16::Device::new(
+            DeviceInfo {
+                name: format!("simulated ({id})"),
+                id,
+                memory_total: budget,
+                ordinal: None,
+            },
+            budget,
+        );
         SimBackend {
-            name: name.into(),
             physical,
-            cpu: CpuBackend::new(),
+            cpu: CpuBackend::on(device),
         }
+    }
+
+    /// An engine device on a new [`SimBackend`] (see [`SimBackend::new`]).
+    pub fn device(id: impl Into<String>, budget: u64, physical: Arc<SimPhysical>) -> Arc<Device> {
+        Device::new(Arc::new(SimBackend::new(id, budget, physical)))
     }
 }
 
@@ -185,29 +201,50 @@ impl Drop for Entry<'_> {
 
 impl ProvingBackend for SimBackend {
     fn name(&self) -> String {
-        self.name.clone()
+        self.cpu.device().info().id.clone()
     }
-    fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>, Error> {
-        self.cpu.compute_h(a, b, c)
+    fn device(&self) -> &Arc<cuzk_groth16::Device> {
+        self.cpu.device()
     }
-    fn ntt(&self, v: &mut [Scalar], inverse: bool) -> Result<(), Error> {
-        self.cpu.ntt(v, inverse)
+    fn compute_h(
+        &self,
+        g: &DeviceGuard<'_>,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<Vec<Scalar>, Error> {
+        self.cpu.compute_h(g, a, b, c)
     }
-    fn msm_g1(&self, b: &[G1Base], s: &[Scalar]) -> Result<G1Projective, Error> {
-        self.cpu.msm_g1(b, s)
+    fn ntt(&self, g: &DeviceGuard<'_>, v: &mut [Scalar], inverse: bool) -> Result<(), Error> {
+        self.cpu.ntt(g, v, inverse)
     }
-    fn msm_g2(&self, b: &[G2Base], s: &[Scalar]) -> Result<G2Projective, Error> {
-        self.cpu.msm_g2(b, s)
+    fn msm_g1(
+        &self,
+        g: &DeviceGuard<'_>,
+        b: &[G1Base],
+        s: &[Scalar],
+    ) -> Result<G1Projective, Error> {
+        self.cpu.msm_g1(g, b, s)
+    }
+    fn msm_g2(
+        &self,
+        g: &DeviceGuard<'_>,
+        b: &[G2Base],
+        s: &[Scalar],
+    ) -> Result<G2Projective, Error> {
+        self.cpu.msm_g2(g, b, s)
     }
 
     fn prove_yielding(
         &self,
+        g: &DeviceGuard<'_>,
         params: &dyn ParameterSource,
         assignment: &ProvingAssignment,
         r: Scalar,
         s: Scalar,
         yield_point: &YieldPoint<'_>,
     ) -> Result<(Proof, ProveTimings), Error> {
+        g.check(self.device())?;
         let p = &self.physical;
         p.enter();
         let _entry = Entry(p);
@@ -226,11 +263,11 @@ impl ProvingBackend for SimBackend {
         match fault {
             Fault::Fail => {
                 return Err(Error::Backend {
-                    backend: self.name.clone(),
+                    backend: self.name(),
                     message: format!("injected fault on call {call}"),
                 })
             }
-            Fault::Panic => panic!("injected panic on call {call} of {}", self.name),
+            Fault::Panic => panic!("injected panic on call {call} of {}", self.name()),
             Fault::Hang(d) => std::thread::sleep(d),
             Fault::None | Fault::Corrupt => {}
         }
@@ -244,7 +281,7 @@ impl ProvingBackend for SimBackend {
             r
         };
         let (mut proof, t) =
-            cuzk_groth16::prove_composed(&self.cpu, params, assignment, r, s, &outside)?;
+            cuzk_groth16::prove_composed(&self.cpu, g, params, assignment, r, s, &outside)?;
         if matches!(fault, Fault::Corrupt) {
             // A well-formed proof of nothing: what a device computing garbage returns.
             std::mem::swap(&mut proof.a, &mut proof.c);
@@ -252,7 +289,8 @@ impl ProvingBackend for SimBackend {
         Ok((proof, t))
     }
 
-    fn probe(&self) -> Result<(), Error> {
+    fn probe(&self, g: &DeviceGuard<'_>) -> Result<(), Error> {
+        g.check(self.device())?;
         let faults = self
             .physical
             .faults
@@ -261,7 +299,7 @@ impl ProvingBackend for SimBackend {
             .clone();
         if faults.dead || faults.always_fail {
             return Err(Error::Backend {
-                backend: self.name.clone(),
+                backend: self.name(),
                 message: "the simulated device does not answer".into(),
             });
         }

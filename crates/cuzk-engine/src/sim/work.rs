@@ -12,7 +12,7 @@ use cuzk_groth16::{
 use ff::Field;
 use rand::SeedableRng;
 
-use crate::device::DeviceGuard;
+use crate::device::Lease;
 use crate::job::Priority;
 use crate::work::{ContentDigest, ProofWork, Synthesized, WorkError};
 
@@ -186,12 +186,7 @@ impl ProofWork for SyntheticWork {
         let w = synthesize_witness(s.circuit).map_err(|e| WorkError::Input(e.to_string()))?;
         Ok(s.pce.evaluate(w)?)
     }
-    fn prove(
-        &self,
-        _k: usize,
-        synth: &Synthesized,
-        dev: &DeviceGuard<'_>,
-    ) -> Result<Vec<u8>, WorkError> {
+    fn prove(&self, _k: usize, synth: &Synthesized, dev: &Lease<'_>) -> Result<Vec<u8>, WorkError> {
         let _mem = dev.alloc("partition", self.device_bytes)?;
         let mut rng = rand::thread_rng();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));

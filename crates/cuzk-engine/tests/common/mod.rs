@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use cuzk_engine::sim::{Faults, SimBackend, SimPhysical};
-use cuzk_engine::{Device, DeviceInfo};
+use cuzk_engine::Device;
 
 /// `n` simulated devices, each on its own simulated hardware.
 pub fn sim_devices(n: usize, faults: Faults) -> (Vec<Arc<Device>>, Vec<Arc<SimPhysical>>) {
@@ -13,17 +13,7 @@ pub fn sim_devices(n: usize, faults: Faults) -> (Vec<Arc<Device>>, Vec<Arc<SimPh
     let mut phys = Vec::new();
     for i in 0..n {
         let p = SimPhysical::new(faults.clone());
-        let info = DeviceInfo {
-            id: format!("sim:{i}"),
-            name: "simulated".into(),
-            memory_total: 1 << 30,
-            ordinal: None,
-        };
-        devs.push(Device::new(
-            info,
-            Arc::new(SimBackend::new(format!("sim:{i}"), p.clone())),
-            1 << 30,
-        ));
+        devs.push(SimBackend::device(format!("sim:{i}"), 1 << 30, p.clone()));
         phys.push(p);
     }
     (devs, phys)

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig};
+use cuzk_engine::{Device, Engine, EngineConfig};
 use cuzk_filecoin::fixtures::{
     bind_fixture_dirs, ensure_fixtures_locked, fixture_store, Manifest, Quiet,
 };
@@ -49,16 +49,7 @@ pub struct Serving {
 }
 
 pub fn cpu_device() -> Arc<Device> {
-    Device::new(
-        DeviceInfo {
-            id: "cpu".into(),
-            name: "CPU backend".into(),
-            memory_total: 0,
-            ordinal: None,
-        },
-        Arc::new(CpuBackend::new()),
-        8 << 30,
-    )
+    Device::new(Arc::new(CpuBackend::new()))
 }
 
 /// A service on the CPU backend, and a client of it.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure};
-use cuzk_engine::{Device, DeviceInfo, Engine, EngineConfig, JobStatus, Priority};
+use cuzk_engine::{Device, Engine, EngineConfig, JobStatus, Priority};
 use cuzk_filecoin::fixtures::{bind_fixture_dirs, fixture_store, Manifest};
 use cuzk_filecoin::{plan, FilecoinWork, ProofKind};
 use cuzk_groth16::ProvingBackend;
@@ -65,13 +65,7 @@ fn engine(
     backend: &Arc<dyn ProvingBackend>,
     synthesis_threads: usize,
 ) -> anyhow::Result<Engine> {
-    let info = DeviceInfo {
-        id: backend.name(),
-        name: backend.name(),
-        memory_total: 0,
-        ordinal: None,
-    };
-    let device = Device::new(info, backend.clone(), 16 << 30);
+    let device = Device::new(backend.clone());
     Ok(Engine::start(
         EngineConfig {
             queue_capacity: 1024,

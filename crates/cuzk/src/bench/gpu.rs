@@ -98,7 +98,7 @@ mod imp {
 
     pub(super) fn run_cuda(args: &Args, backend: &cuzk_cuda::CudaBackend) -> anyhow::Result<()> {
         use cuzk_cuda::{ResidentG1, ResidentG2};
-        let dev = backend.device();
+        let dev = backend.cuda_device();
         let max_g1 = args.g1.iter().copied().max().unwrap_or(0);
         let max_g2 = args.g2.iter().copied().max().unwrap_or(0);
         let distinct = 1usize << args.distinct;
@@ -125,7 +125,7 @@ mod imp {
                 let n = 1usize << log;
                 let g = dev.lock();
                 let t = Instant::now();
-                let res = ResidentG1::upload(&g, &bases[..n]).context("uploading G1 bases")?;
+                let res = ResidentG1::upload(dev, &g, &bases[..n]).context("uploading G1 bases")?;
                 eprintln!(
                     "uploaded 2^{log} G1 bases in {:.2} s",
                     t.elapsed().as_secs_f64()
@@ -179,7 +179,7 @@ mod imp {
             for &log in &args.g2 {
                 let n = 1usize << log;
                 let g = dev.lock();
-                let res = ResidentG2::upload(&g, &bases[..n]).context("uploading G2 bases")?;
+                let res = ResidentG2::upload(dev, &g, &bases[..n]).context("uploading G2 bases")?;
                 let mut times = Vec::new();
                 let mut got = G2Projective::identity();
                 for run in 0..=args.runs {
@@ -208,14 +208,14 @@ mod imp {
             let mut out = Vec::new();
             for run in 0..=args.runs {
                 let mut v = input.clone();
-                let gpu_ms = backend.ntt_timed(&mut v, false)?;
+                let gpu_ms = backend.ntt_timed(&dev.lock(), &mut v, false)?;
                 if run > 0 {
                     times.push(Duration::from_secs_f64(gpu_ms as f64 / 1e3));
                 }
                 out = v;
             }
             let mut want = input;
-            cpu.ntt(&mut want, false)?;
+            cpu.ntt(&cpu.device().lock(), &mut want, false)?;
             println!(
                 "| 2^{log} | {} | {} | {} | {} |",
                 1u64 << log,
@@ -250,17 +250,17 @@ mod imp {
         let pa = synthesize(&pce, vec![circuit])?
             .pop()
             .context("no assignment")?;
-        let dev = backend.device();
+        let dev = backend.cuda_device();
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         let (before, _) = dev.mem_info()?;
         let mut after_first = 0;
         let cpu = CpuBackend::new();
         for i in 0..proofs {
             let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-            let (p, _, _) = backend.prove_placed(&params, &pa, r, s)?;
+            let (p, _, _) = backend.prove_placed(&dev.lock(), &params, &pa, r, s)?;
             if i == 0 {
                 after_first = dev.mem_info()?.0;
-                let (want, _) = cpu.prove(&params, &pa, r, s)?;
+                let (want, _) = cpu.prove(&cpu.device().lock(), &params, &pa, r, s)?;
                 ensure!(
                     p.to_bytes() == want.to_bytes(),
                     "GPU proof differs from the CPU's"
@@ -269,7 +269,7 @@ mod imp {
         }
         let (after, _) = dev.mem_info()?;
         let freed = backend.evict_resident();
-        dev.lock().trim()?;
+        dev.trim(&dev.lock())?;
         let (trimmed, _) = dev.mem_info()?;
         println!(
             "\nVRAM across {proofs} proofs of 2^16 constraints (parameters resident): free {:.3} GiB before, {:.3} GiB after the first proof, {:.3} GiB after the last; {:.3} GiB after evicting the parameters ({} bytes) and trimming the pool",
