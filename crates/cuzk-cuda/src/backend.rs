@@ -7,7 +7,7 @@
 //! MSMs run over resident parameters when the budget has room for them
 //! ([`Residency::Auto`]), streaming the bases from host memory otherwise.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -68,8 +68,9 @@ pub struct CudaBackend {
     residency: Residency,
     cache: Mutex<Cache>,
     _runtime: VramReservation,
-    /// Test only: the next proof first faults the device (see [`CudaBackend::inject_fault`]).
-    fault_armed: AtomicBool,
+    /// Test only: proofs until one first faults the device; 0: none armed (see
+    /// [`CudaBackend::inject_fault_at`]).
+    fault_in: AtomicU64,
 }
 
 /// How a proof's MSMs ran (for logs and benchmarks).
@@ -95,7 +96,7 @@ impl CudaBackend {
             residency,
             cache: Mutex::new(Cache::default()),
             _runtime: runtime,
-            fault_armed: AtomicBool::new(false),
+            fault_in: AtomicU64::new(0),
         })
     }
 
@@ -103,7 +104,20 @@ impl CudaBackend {
     /// (an illegal address) before anything else, leaving its CUDA context broken, as a
     /// failing GPU does. For fault-containment tests on real hardware.
     pub fn inject_fault(&self) {
-        self.fault_armed.store(true, Ordering::SeqCst);
+        self.inject_fault_at(1);
+    }
+
+    /// Test only: as [`CudaBackend::inject_fault`], for the `n`th proof from now (a fault
+    /// drill on a running daemon); 0 disarms.
+    pub fn inject_fault_at(&self, n: u64) {
+        self.fault_in.store(n, Ordering::SeqCst);
+    }
+
+    /// Whether this proof is the armed one (counting it down).
+    fn fault_due(&self) -> bool {
+        self.fault_in
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok_and(|n| n == 1)
     }
 
     fn fault_now(&self, g: Held<'_>) -> Result<(), CudaError> {
@@ -370,7 +384,7 @@ impl CudaBackend {
         yield_point: &YieldPoint<'_>,
     ) -> Result<(Proof, ProveTimings, MsmPlacement), cuzk_groth16::Error> {
         let held = self.device.held(guard)?;
-        if self.fault_armed.swap(false, Ordering::SeqCst) {
+        if self.fault_due() {
             self.fault_now(held)?;
         }
         let n = 1u64 << Domain::log_size_for(pa.a.len())?;

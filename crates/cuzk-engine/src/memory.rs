@@ -122,6 +122,30 @@ impl Reservation {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+
+    /// Takes over `other`'s bytes: one reservation of both; an error (both kept apart)
+    /// when `other` is of another budget.
+    pub fn absorb(&mut self, mut other: Reservation) -> Result<(), Reservation> {
+        if !Arc::ptr_eq(&self.budget, &other.budget) {
+            return Err(other);
+        }
+        self.bytes += other.bytes;
+        // Its bytes are now this reservation's: its drop returns nothing.
+        other.bytes = 0;
+        Ok(())
+    }
+
+    /// Returns the bytes beyond `bytes` to the budget (nothing when it holds no more).
+    pub fn shrink_to(&mut self, bytes: u64) {
+        if bytes >= self.bytes {
+            return;
+        }
+        let mut st = self.budget.lock();
+        st.used -= self.bytes - bytes;
+        drop(st);
+        self.bytes = bytes;
+        self.budget.freed.notify_all();
+    }
 }
 
 impl Drop for Reservation {
@@ -157,6 +181,21 @@ pub fn auto_host_budget(margin: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absorbed_and_shrunk_reservations_return_exactly_what_they_hold() {
+        let b = MemoryBudget::new("t", 100);
+        let mut r = b.try_acquire(30).unwrap().unwrap();
+        r.absorb(b.try_acquire(50).unwrap().unwrap()).unwrap();
+        assert_eq!((r.bytes(), b.used()), (80, 80));
+        r.shrink_to(20);
+        assert_eq!((r.bytes(), b.used()), (20, 20));
+        let other = MemoryBudget::new("u", 10);
+        assert!(r.absorb(other.try_acquire(5).unwrap().unwrap()).is_err());
+        assert_eq!((b.used(), other.used()), (20, 0));
+        drop(r);
+        assert_eq!(b.used(), 0);
+    }
 
     #[test]
     fn reservations_release_on_drop_and_wake_waiters() {

@@ -6,7 +6,7 @@
 //! one name. Registered proofs that differ only in API version or features (V1, V1_1,
 //! synthetic, non-interactive PoRep; Window V1 and V1_1) share their circuit.
 
-use cuzk_groth16::Pce;
+use cuzk_groth16::{Grow, Pce};
 use filecoin_proofs::parameters::{
     public_params, window_post_public_params, winning_post_public_params,
 };
@@ -71,7 +71,13 @@ impl CircuitSpec {
     /// Records the constraint system of this circuit from storage-proofs' blank circuit (the
     /// one parameter generation synthesizes).
     pub fn extract_pce(&self) -> Result<Pce> {
-        with_tree!(self.size, extract_blank(self))
+        self.extract_pce_within(&mut |_| Ok(()))
+    }
+
+    /// [`CircuitSpec::extract_pce`], asking `grow` for the recording's host memory before it
+    /// is allocated (see [`Pce::extract_within`]).
+    pub fn extract_pce_within(&self, grow: &mut Grow<'_>) -> Result<Pce> {
+        with_tree!(self.size, extract_blank(self, grow))
     }
 }
 
@@ -115,7 +121,10 @@ type PoseidonTree<Tree> = storage_proofs_core::merkle::LCTree<
     <Tree as MerkleTreeTrait>::TopTreeArity,
 >;
 
-fn extract_blank<Tree: 'static + MerkleTreeTrait>(spec: &CircuitSpec) -> Result<Pce> {
+fn extract_blank<Tree: 'static + MerkleTreeTrait>(
+    spec: &CircuitSpec,
+    grow: &mut Grow<'_>,
+) -> Result<Pce> {
     let id = &spec.identifier;
     let pce = match spec.kind {
         ProofKind::PoRep => {
@@ -126,7 +135,7 @@ fn extract_blank<Tree: 'static + MerkleTreeTrait>(spec: &CircuitSpec) -> Result<
                     StackedDrg<'_, Tree, DefaultPieceHasher>,
                     _,
                 >>::blank_circuit(&pp);
-            Pce::extract(id, c)?
+            Pce::extract_within(id, c, grow)?
         }
         ProofKind::WindowPoSt | ProofKind::WinningPoSt => {
             let cfg = PoStProof::current(spec.kind, spec.size).post_config();
@@ -140,7 +149,7 @@ fn extract_blank<Tree: 'static + MerkleTreeTrait>(spec: &CircuitSpec) -> Result<
                 FallbackPoSt<'_, Tree>,
                 _,
             >>::blank_circuit(&pp);
-            Pce::extract(id, c)?
+            Pce::extract_within(id, c, grow)?
         }
         ProofKind::SnapDeals => {
             let pp = storage_proofs_update::PublicParams::from_sector_size(spec.size.bytes());
@@ -149,7 +158,7 @@ fn extract_blank<Tree: 'static + MerkleTreeTrait>(spec: &CircuitSpec) -> Result<
                     EmptySectorUpdate<PoseidonTree<Tree>>,
                     _,
                 >>::blank_circuit(&pp);
-            Pce::extract(id, c)?
+            Pce::extract_within(id, c, grow)?
         }
     };
     Ok(pce)

@@ -346,10 +346,27 @@ impl CircuitStore {
         if let Some(p) = self.stored_pce(spec)? {
             return Ok(p);
         }
-        let pce = spec.extract_pce()?;
+        // The recording's memory is reserved as it grows, before it is allocated; what the
+        // PCE keeps stays reserved, the rest is returned.
+        let mut held: Option<Reservation> = None;
+        let mut grow = |bytes: u64| -> std::result::Result<(), String> {
+            match (
+                self.reserve(spec, bytes).map_err(|e| e.to_string())?,
+                &mut held,
+            ) {
+                (Some(r), Some(h)) => h.absorb(r).map_err(|_| "two budgets".to_string()),
+                (r, h) => {
+                    if h.is_none() {
+                        *h = r;
+                    }
+                    Ok(())
+                }
+            }
+        };
+        let pce = spec.extract_pce_within(&mut grow)?;
         std::fs::create_dir_all(&self.pce_dir).map_err(|e| Error::io(&self.pce_dir, e))?;
         pce.save(&self.pce_path(spec))?;
-        self.keep_pce(spec, pce)
+        self.keep_pce(spec, pce, held)
     }
 
     /// The circuit's PCE when it is in memory or intact on disk. Otherwise `None`, and a
@@ -403,15 +420,40 @@ impl CircuitStore {
         if let Some(p) = self.pces.get(&spec.identifier) {
             return Ok(Some(p));
         }
-        match Pce::load(&self.pce_path(spec), Some(&spec.identifier)) {
-            Ok(p) => self.keep_pce(spec, p).map(Some),
+        // The header says what the body takes in memory: reserved before it is read.
+        let path = self.pce_path(spec);
+        let Ok(header) = Pce::read_header(&path) else {
+            return Ok(None);
+        };
+        let mem = self.reserve(spec, header.body_bytes())?;
+        match Pce::load(&path, Some(&spec.identifier)) {
+            Ok(p) => self.keep_pce(spec, p, mem).map(Some),
             Err(_) => Ok(None),
         }
     }
 
-    fn keep_pce(&self, spec: &CircuitSpec, pce: Pce) -> Result<Arc<Pce>> {
+    /// Keeps `pce` in memory under `held` (reserved for it already), shrunk or topped up to
+    /// exactly the bytes it holds.
+    fn keep_pce(
+        &self,
+        spec: &CircuitSpec,
+        pce: Pce,
+        held: Option<Reservation>,
+    ) -> Result<Arc<Pce>> {
         let bytes = pce.stats().bytes as u64;
-        let mem = self.reserve(spec, bytes)?;
+        let mem = match held {
+            Some(mut h) if h.bytes() >= bytes => {
+                h.shrink_to(bytes);
+                Some(h)
+            }
+            Some(mut h) => {
+                if let Some(more) = self.reserve(spec, bytes - h.bytes())? {
+                    let _ = h.absorb(more);
+                }
+                Some(h)
+            }
+            None => self.reserve(spec, bytes)?,
+        };
         let pce = Arc::new(pce);
         self.pces
             .insert(&spec.identifier, spec.srs_id(), pce.clone(), bytes, mem);

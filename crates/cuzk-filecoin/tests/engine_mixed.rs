@@ -153,3 +153,37 @@ fn a_missing_pce_is_extracted_in_the_background_while_jobs_prove_without_it() {
     assert_eq!(phys.violations(), 0);
     engine.shutdown(Duration::from_secs(5), false);
 }
+
+/// An extraction reserves its memory from the host budget as it grows, before allocating it:
+/// under a budget too small for the recording it fails with the budget named and leaves
+/// nothing reserved; under a large one the PCE it keeps holds exactly its own bytes.
+#[test]
+fn a_pce_extraction_reserves_before_it_allocates() {
+    let f = fixtures();
+    let spec = plan(&f.manifest.request(&f.dir, ProofKind::WinningPoSt).unwrap())
+        .unwrap()
+        .circuit()
+        .clone();
+    let small = cuzk_engine::MemoryBudget::new("host", 1 << 16);
+    let cache = tempfile::tempdir().unwrap();
+    let store = CircuitStore::new(f.dir.join("params"), cache.path()).with_budget(small.clone());
+    let e = store.pce(&spec).unwrap_err().to_string();
+    assert!(
+        e.contains("budget") && e.contains("host memory refused"),
+        "{e}"
+    );
+    assert_eq!(small.used(), 0, "a failed extraction left memory reserved");
+    assert!(!store.pce_path(&spec).exists());
+
+    let large = cuzk_engine::MemoryBudget::new("host", 8 << 30);
+    let store = CircuitStore::new(f.dir.join("params"), cache.path()).with_budget(large.clone());
+    let pce = store.pce(&spec).unwrap();
+    assert_eq!(large.used(), pce.stats().bytes as u64);
+    // Loaded from the file it saved: reserved from the header before reading, same bytes.
+    let again = CircuitStore::new(f.dir.join("params"), cache.path()).with_budget(large.clone());
+    drop(store);
+    assert_eq!(large.used(), 0);
+    let loaded = again.pce(&spec).unwrap();
+    assert_eq!(loaded.fingerprint(), pce.fingerprint());
+    assert_eq!(large.used(), loaded.stats().bytes as u64);
+}

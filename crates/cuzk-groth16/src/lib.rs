@@ -62,7 +62,9 @@ pub use error::{Error, Result};
 pub use fixed_base::{fixed_base_g1, fixed_base_g2};
 pub use generator::{generate_insecure_parameters, generate_parameters_with, Trapdoor};
 pub use msm::{G1Base, G2Base};
-pub use pce::{CoeffIndices, Matrix, Pce, PceHeader, PceStats, RecordingCs, PCE_FORMAT_VERSION};
+pub use pce::{
+    CoeffIndices, Grow, Matrix, Pce, PceHeader, PceStats, RecordingCs, PCE_FORMAT_VERSION,
+};
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
     check_params, no_yield, prove, prove_composed, prove_random, prove_timed, prove_with,

@@ -95,3 +95,39 @@ fn coefficients_are_compact() {
     );
     assert!(stats.bytes_per_nonzero() < 12.0, "{stats:?}");
 }
+
+/// An extraction asks for its memory before allocating it: with room it records the same PCE
+/// as a plain extraction, having asked for at least the bytes the PCE holds; with too little
+/// it stops with an error naming the refusal.
+#[test]
+fn extraction_asks_for_its_memory_first_and_stops_when_refused() {
+    let circuit = SyntheticCircuit::filling_domain(12, 3);
+    let plain = Pce::extract("c", circuit).unwrap();
+    let mut asked = 0u64;
+    let mut count = |b: u64| {
+        asked += b;
+        Ok(())
+    };
+    let within = Pce::extract_within("c", circuit, &mut count).unwrap();
+    assert_eq!(within.fingerprint(), plain.fingerprint());
+    let held = plain.stats().bytes as u64;
+    assert!(
+        asked >= held,
+        "asked for {asked} bytes, the PCE holds {held}"
+    );
+
+    let mut left = held / 4;
+    let mut tight = |b: u64| {
+        left = left
+            .checked_sub(b)
+            .ok_or_else(|| format!("{b} bytes do not fit"))?;
+        Ok(())
+    };
+    let e = Pce::extract_within("c", circuit, &mut tight)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("host memory refused") && e.contains("do not fit"),
+        "{e}"
+    );
+}

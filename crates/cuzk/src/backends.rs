@@ -91,12 +91,15 @@ pub fn open_cuda(args: &BackendArgs) -> Result<Arc<cuzk_cuda::CudaBackend>, CliE
 /// wrote them; every GPU when empty), each opened by PCI bus id with `budget` bytes of VRAM
 /// (None: free memory minus the margin). Two selectors naming one GPU are an error: two
 /// devices, two locks, one piece of hardware. `what` names the setting in errors.
+/// `fault_drill_at`: test only, the proof on each GPU that first faults it (see
+/// [`cuzk_cuda::CudaBackend::inject_fault_at`]).
 #[cfg(feature = "cuda")]
 pub fn cuda_engine_devices(
     selectors: &[String],
     budget: Option<u64>,
     resident: bool,
     what: &str,
+    fault_drill_at: Option<u64>,
 ) -> Result<Vec<Arc<cuzk_engine::Device>>, CliError> {
     use cuzk_cuda::{CudaBackend, CudaDevice, DeviceSelector, Residency};
     use cuzk_engine::Device;
@@ -137,6 +140,10 @@ pub fn cuda_engine_devices(
         let total_budget = dev.budget();
         let backend =
             CudaBackend::new(dev, residency).map_err(|e| CliError::internal(e.to_string()))?;
+        if let Some(n) = fault_drill_at {
+            tracing::warn!(device = %i.pci_bus_id, proof = n, "fault drill: this GPU's proof {n} will break its CUDA context");
+            backend.inject_fault_at(n);
+        }
         tracing::info!(
             device = %i.pci_bus_id, name = %i.name, ordinal = i.cuda_ordinal,
             vram_total = i.total_bytes, vram_budget = total_budget, ?residency,
@@ -154,6 +161,7 @@ pub fn cuda_engine_devices(
     _budget: Option<u64>,
     _resident: bool,
     what: &str,
+    _fault_drill_at: Option<u64>,
 ) -> Result<Vec<Arc<cuzk_engine::Device>>, CliError> {
     Err(CliError::input(format!(
         "{what}: CUDA devices need a cuzk built with the cuda feature"

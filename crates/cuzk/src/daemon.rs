@@ -29,6 +29,10 @@ pub struct Args {
     /// Overrides log.level: error, warn, info, debug or trace.
     #[arg(long)]
     log_level: Option<LogLevel>,
+    /// A fault drill, for testing only (docs/OPERATIONS.md): the Nth proof on each GPU first
+    /// breaks that GPU's CUDA context, as a failing card does.
+    #[arg(long, hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    fault_drill_at_proof: Option<u64>,
 }
 
 fn init_logging(cfg: &Config) {
@@ -50,12 +54,12 @@ fn init_logging(cfg: &Config) {
     };
 }
 
-fn devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
+fn devices(cfg: &Config, fault_drill_at: Option<u64>) -> Result<Vec<Arc<Device>>, CliError> {
     let cpu = || Arc::new(cuzk_groth16::CpuBackend::new());
     match cfg.devices.backend {
         Backend::Cpu => Ok(vec![Device::new(cpu())]),
         Backend::Cuda => {
-            let mut d = cuda_devices(cfg)?;
+            let mut d = cuda_devices(cfg, fault_drill_at)?;
             if cfg.devices.cpu_fallback {
                 d.push(Device::fallback(cpu()));
             }
@@ -64,13 +68,14 @@ fn devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
     }
 }
 
-fn cuda_devices(cfg: &Config) -> Result<Vec<Arc<Device>>, CliError> {
+fn cuda_devices(cfg: &Config, fault_drill_at: Option<u64>) -> Result<Vec<Arc<Device>>, CliError> {
     let budget = (cfg.devices.vram_budget_bytes > 0).then_some(cfg.devices.vram_budget_bytes);
     crate::backends::cuda_engine_devices(
         &cfg.devices.cuda,
         budget,
         cfg.devices.resident_params,
         "devices.cuda",
+        fault_drill_at,
     )
 }
 
@@ -113,7 +118,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             pause_for_urgent: cfg.engine.pause_for_urgent,
             hold_for_urgent: Duration::from_millis(cfg.engine.hold_for_urgent_ms),
         },
-        devices(&cfg)?,
+        devices(&cfg, args.fault_drill_at_proof)?,
     )
     .map_err(|e| CliError::input(e.to_string()))?;
     let engine = Arc::new(engine);

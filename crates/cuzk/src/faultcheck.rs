@@ -58,7 +58,7 @@ pub fn run(fixtures: &Path, device: Option<&str>) -> Result<(), CliError> {
     }
     println!("PASS opened by ordinal and by bus id: one object (one lock, one ledger)");
     let twice = vec![gpu.cuda_ordinal.to_string(), gpu.pci_bus_id.clone()];
-    match crate::backends::cuda_engine_devices(&twice, None, true, "devices.cuda") {
+    match crate::backends::cuda_engine_devices(&twice, None, true, "devices.cuda", None) {
         Err(e) => println!(
             "PASS a device list naming it twice is refused: {}",
             e.message

@@ -124,6 +124,13 @@ pub struct PceHeader {
     raw: [u8; FIXED_HEADER_LEN],
 }
 
+impl PceHeader {
+    /// Bytes the PCE takes in memory once loaded (its body), from the header's counts.
+    pub fn body_bytes(&self) -> u64 {
+        body_len(&self.counts)
+    }
+}
+
 /// The file checksum: the fixed header with its checksum field zeroed, the id, the body hash.
 fn file_checksum(raw: &[u8; FIXED_HEADER_LEN], id: &[u8], body_hash: &[u8; 32]) -> [u8; 32] {
     let mut zeroed = *raw;

@@ -21,7 +21,7 @@ use ff::Field;
 
 pub use file::{PceHeader, PCE_FORMAT_VERSION};
 pub use matrix::{CoeffIndices, Matrix};
-pub use record::RecordingCs;
+pub use record::{Grow, RecordingCs};
 
 use crate::assignment::{Density, ProvingAssignment, Witness};
 use crate::error::{Error, Result};
@@ -70,9 +70,34 @@ impl Pce {
     /// The circuit's assignment closures are not called, so a circuit without witness values
     /// records the same matrices as one with them.
     pub fn extract<C: Circuit<Scalar>>(circuit_id: &str, circuit: C) -> Result<Self> {
-        let mut cs = RecordingCs::new();
-        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
-        circuit.synthesize(&mut cs)?;
+        Self::record(circuit_id, circuit, RecordingCs::new())
+    }
+
+    /// [`Pce::extract`], asking `grow` for the recording's host memory before it is allocated
+    /// (see [`RecordingCs::within`]); a refusal ends the extraction with
+    /// [`Error::TooLarge`] naming it.
+    pub fn extract_within<C: Circuit<Scalar>>(
+        circuit_id: &str,
+        circuit: C,
+        grow: &mut Grow<'_>,
+    ) -> Result<Self> {
+        Self::record(circuit_id, circuit, RecordingCs::within(grow))
+    }
+
+    fn record<C: Circuit<Scalar>>(
+        circuit_id: &str,
+        circuit: C,
+        mut cs: RecordingCs<'_>,
+    ) -> Result<Self> {
+        let done = cs
+            .alloc_input(|| "one", || Ok(Scalar::ONE))
+            .and_then(|_| circuit.synthesize(&mut cs));
+        if let Some(e) = cs.refused() {
+            return Err(Error::TooLarge(format!(
+                "extracting {circuit_id}: host memory refused: {e}"
+            )));
+        }
+        done?;
         let rec = cs.finish().map_err(Error::TooLarge)?;
         Ok(Self::from_parts(
             circuit_id.to_owned(),

@@ -9,6 +9,12 @@
 //! temporary ONE as the child's input 0. `extend` maps the child's input 0 onto the parent's
 //! input 0, its other inputs after the parent's inputs and its aux after the parent's aux, the
 //! same mapping bellperson's prover and our witness system apply.
+//!
+//! Host memory: a recording made with [`RecordingCs::within`] asks its [`Grow`] callback for
+//! the bytes of every matrix buffer before allocating it (buffers grow by doubling, each
+//! growth asked for first), so a budget sees the recording's memory before it exists. A
+//! refusal stops the recording: the next variable allocation fails and the extraction
+//! returns the refusal.
 
 use std::collections::HashMap;
 
@@ -19,6 +25,62 @@ use ff::Field;
 use super::matrix::{CoeffIndices, Matrix, COEFF_MINUS_ONE, COEFF_ONE, INPUT_BIT};
 use crate::assignment::Density;
 use crate::bits::DensityBits;
+
+/// Asked for host memory before the recording allocates it, with the bytes about to be
+/// allocated; an error refuses them and stops the recording.
+pub type Grow<'g> = dyn FnMut(u64) -> Result<(), String> + Send + 'g;
+
+/// The recording's memory callback, if it has one, and its first refusal.
+struct Growth<'g> {
+    grow: Option<&'g mut Grow<'g>>,
+    refused: Option<String>,
+}
+
+impl std::fmt::Debug for Growth<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Growth")
+            .field("budgeted", &self.grow.is_some())
+            .field("refused", &self.refused)
+            .finish()
+    }
+}
+
+impl Growth<'_> {
+    /// Makes room in `v` for `extra` more entries, asking for the new buffer's bytes first.
+    /// False (nothing allocated) once a request was refused.
+    fn room<T>(&mut self, v: &mut Vec<T>, extra: usize) -> bool {
+        if self.refused.is_some() {
+            return false;
+        }
+        if v.len() + extra <= v.capacity() {
+            return true;
+        }
+        let Some(grow) = self.grow.as_deref_mut() else {
+            return true;
+        };
+        let cap = (v.capacity() * 2).max(v.len() + extra).max(1 << 12);
+        if let Err(e) = grow((cap * size_of::<T>()) as u64) {
+            self.refused = Some(e);
+            return false;
+        }
+        v.reserve_exact(cap - v.len());
+        true
+    }
+
+    /// Asks for `bytes` about to be allocated outside the matrix buffers.
+    fn ask(&mut self, bytes: u64) -> Result<(), String> {
+        if let Some(e) = &self.refused {
+            return Err(e.clone());
+        }
+        if let Some(grow) = self.grow.as_deref_mut() {
+            if let Err(e) = grow(bytes) {
+                self.refused = Some(e.clone());
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Largest variable count per kind that the column encoding can address.
 const MAX_VARS: usize = (INPUT_BIT - 1) as usize;
@@ -90,6 +152,19 @@ impl MatrixBuilder {
         self.row_ptr.push(self.cols.len() as u64);
     }
 
+    /// Room for `rows` more rows holding `entries` more nonzeros, asked of `growth` first.
+    fn room(&mut self, growth: &mut Growth<'_>, rows: usize, entries: usize) -> bool {
+        growth.room(&mut self.row_ptr, rows)
+            && growth.room(&mut self.cols, entries)
+            && growth.room(&mut self.idx, entries)
+    }
+
+    /// Bytes [`MatrixBuilder::finish`] allocates beside the buffers: the narrowed row pointers
+    /// and coefficient indices.
+    fn finish_bytes(&self) -> u64 {
+        (self.row_ptr.len() * 4 + self.idx.len() * 4) as u64
+    }
+
     fn finish(self, table_len: usize) -> Result<Matrix, String> {
         if self.cols.len() > u32::MAX as usize {
             return Err(format!(
@@ -108,7 +183,7 @@ impl MatrixBuilder {
 
 /// A constraint system that records the structure of a circuit.
 #[derive(Debug)]
-pub struct RecordingCs {
+pub struct RecordingCs<'g> {
     num_inputs: usize,
     num_aux: usize,
     a: MatrixBuilder,
@@ -116,6 +191,7 @@ pub struct RecordingCs {
     c: MatrixBuilder,
     table: CoeffTable,
     density: Density,
+    growth: Growth<'g>,
 }
 
 /// What a finished recording holds, before it is sealed into a [`Pce`](super::Pce).
@@ -129,7 +205,32 @@ pub(crate) struct Recorded {
     pub density: Density,
 }
 
-impl RecordingCs {
+impl<'g> RecordingCs<'g> {
+    /// A recording that asks `grow` for its matrix memory before allocating it (see the
+    /// module docs).
+    pub fn within(grow: &'g mut Grow<'g>) -> Self {
+        let mut cs = <Self as ConstraintSystem<Scalar>>::new();
+        cs.growth.grow = Some(grow);
+        cs
+    }
+
+    /// The first request for memory that was refused, which stopped the recording.
+    pub fn refused(&self) -> Option<&str> {
+        self.growth.refused.as_deref()
+    }
+
+    /// An error once a request for memory was refused: the circuit stops at its next
+    /// allocation.
+    fn stopped(&self) -> Result<(), SynthesisError> {
+        match &self.growth.refused {
+            None => Ok(()),
+            Some(e) => Err(SynthesisError::IoError(std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                e.clone(),
+            ))),
+        }
+    }
+
     /// Appends one linear combination as the current row of `m`, marking densities.
     fn push_lc(
         m: &mut MatrixBuilder,
@@ -164,6 +265,9 @@ impl RecordingCs {
     /// Adds the constraints `input_i * 0 = 0` that make the input polynomials independent,
     /// then seals the recording.
     pub(crate) fn finish(mut self) -> Result<Recorded, String> {
+        if let Some(e) = &self.growth.refused {
+            return Err(e.clone());
+        }
         if self.num_inputs > MAX_VARS || self.num_aux > MAX_VARS {
             return Err(format!(
                 "{} inputs and {} aux variables; the PCE format addresses at most {MAX_VARS} of each",
@@ -180,6 +284,8 @@ impl RecordingCs {
         self.density.a_aux.grow_to(self.num_aux);
         self.density.b_input.grow_to(self.num_inputs);
         self.density.b_aux.grow_to(self.num_aux);
+        self.growth
+            .ask(self.a.finish_bytes() + self.b.finish_bytes() + self.c.finish_bytes())?;
         let coeffs = self.table.into_values();
         Ok(Recorded {
             num_inputs: self.num_inputs,
@@ -225,7 +331,7 @@ fn extend_matrix(
         .extend(src.row_ptr[1..].iter().map(|&p| p + base));
 }
 
-impl ConstraintSystem<Scalar> for RecordingCs {
+impl ConstraintSystem<Scalar> for RecordingCs<'_> {
     type Root = Self;
 
     fn new() -> Self {
@@ -237,6 +343,10 @@ impl ConstraintSystem<Scalar> for RecordingCs {
             c: MatrixBuilder::new(),
             table: CoeffTable::new(),
             density: Density::default(),
+            growth: Growth {
+                grow: None,
+                refused: None,
+            },
         }
     }
 
@@ -249,6 +359,7 @@ impl ConstraintSystem<Scalar> for RecordingCs {
         if self.num_aux >= MAX_VARS {
             return Err(SynthesisError::PolynomialDegreeTooLarge);
         }
+        self.stopped()?;
         self.num_aux += 1;
         Ok(Variable::new_unchecked(Index::Aux(self.num_aux - 1)))
     }
@@ -262,6 +373,7 @@ impl ConstraintSystem<Scalar> for RecordingCs {
         if self.num_inputs >= MAX_VARS {
             return Err(SynthesisError::PolynomialDegreeTooLarge);
         }
+        self.stopped()?;
         self.num_inputs += 1;
         Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
     }
@@ -279,6 +391,15 @@ impl ConstraintSystem<Scalar> for RecordingCs {
             b(LinearCombination::zero()),
             c(LinearCombination::zero()),
         );
+        let terms =
+            |lc: &LinearCombination<Scalar>| lc.iter_inputs().count() + lc.iter_aux().count();
+        let g = &mut self.growth;
+        if !(self.a.room(g, 1, terms(&a))
+            && self.b.room(g, 1, terms(&b))
+            && self.c.room(g, 1, terms(&c)))
+        {
+            return;
+        }
         let d = &mut self.density;
         // Inputs have full density in A through the input-consistency constraints.
         Self::push_lc(&mut self.a, &mut self.table, &a, None, Some(&mut d.a_aux));
@@ -310,6 +431,17 @@ impl ConstraintSystem<Scalar> for RecordingCs {
     }
 
     fn extend(&mut self, other: &Self) {
+        if let Some(e) = &other.growth.refused {
+            self.growth.refused.get_or_insert_with(|| e.clone());
+        }
+        let g = &mut self.growth;
+        let rows = other.a.row_ptr.len() - 1;
+        if !(self.a.room(g, rows, other.a.cols.len())
+            && self.b.room(g, rows, other.b.cols.len())
+            && self.c.room(g, rows, other.c.cols.len()))
+        {
+            return;
+        }
         let input_base = self.num_inputs;
         let aux_base = self.num_aux;
         let coeff_map: Vec<u32> = other

@@ -113,7 +113,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ensure!(args.sim > 0, "--no-gpus needs --sim N");
         Vec::new()
     } else {
-        crate::backends::cuda_engine_devices(&args.gpus, None, true, "--gpus")
+        crate::backends::cuda_engine_devices(&args.gpus, None, true, "--gpus", None)
             .map_err(|e| anyhow::anyhow!(e.message))?
     };
     let (sims, phys) = sim_devices(args.sim);
