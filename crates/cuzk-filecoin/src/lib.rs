@@ -24,6 +24,7 @@ pub mod plan;
 mod prove;
 pub mod registry;
 mod request;
+pub mod sparse_post;
 mod store;
 pub mod verify;
 mod work;
