@@ -172,8 +172,7 @@ impl<Tree: MerkleTreeTrait> SparseTree<Tree> {
             path.push(siblings(&kids, (local % a) as usize));
             local = p;
         }
-        if s.sub > 0 {
-            let g = t as usize / s.sub;
+        if let Some(g) = (t as usize).checked_div(s.sub) {
             let group = &self.base_roots[g * s.sub..(g + 1) * s.sub];
             path.push(siblings(group, t as usize % s.sub));
             if s.top > 0 {

@@ -73,6 +73,10 @@ fn verify_sized<T: 'static + MerkleTreeTrait>(
     FallbackPoSt::<T>::verify_all_partitions(&pp, &pi, &parts).unwrap_or(false)
 }
 
+fn cfg_id(kind: ProofKind) -> u64 {
+    PoStProof::current(kind, SectorSize::S32GiB).id
+}
+
 #[test]
 fn winning_post_32gib_from_a_sparse_tree_verifies() {
     let mut rng = ChaCha20Rng::seed_from_u64(1);
@@ -82,6 +86,15 @@ fn winning_post_32gib_from_a_sparse_tree_verifies() {
     let mut p = sector_proofs::<Tree>(&cfg, &randomness, prover, &sectors, &mut rng).unwrap();
     assert_eq!(p[0].vanilla_proof.sectors[0].inclusion_proofs.len(), 66);
     assert!(verify(ProofKind::WinningPoSt, randomness, prover, &p));
+    let req = cuzk_filecoin::ProofRequest {
+        kind: Some(ProofKind::WinningPoSt),
+        registered_proof: Some(cfg_id(ProofKind::WinningPoSt)),
+        miner_id: 1000,
+        randomness: randomness.to_vec(),
+        vanilla_proofs: vec![bincode::serialize(&p[0]).unwrap()],
+        ..Default::default()
+    };
+    assert_eq!(cuzk_filecoin::plan(&req).unwrap().partitions(), 1);
 
     // Another randomness challenges other leaves: the proof no longer verifies.
     assert!(!verify(ProofKind::WinningPoSt, seed(&mut rng), prover, &p));
@@ -113,6 +126,18 @@ fn window_post_32gib_partition_of_2349_sectors_verifies() {
     let sectors: Vec<SectorId> = (0..2349u64).map(|i| SectorId::from(1000 + 3 * i)).collect();
     let mut p = sector_proofs::<Tree>(&cfg, &randomness, prover, &sectors, &mut rng).unwrap();
     assert!(verify(ProofKind::WindowPoSt, randomness, prover, &p));
+
+    // The daemon's request validation takes them as Curio sends them: one partition.
+    let req = cuzk_filecoin::ProofRequest {
+        kind: Some(ProofKind::WindowPoSt),
+        registered_proof: Some(cfg_id(ProofKind::WindowPoSt)),
+        miner_id: 1000,
+        randomness: randomness.to_vec(),
+        vanilla_proofs: p.iter().map(|v| bincode::serialize(v).unwrap()).collect(),
+        ..Default::default()
+    };
+    let plan = cuzk_filecoin::plan(&req).unwrap();
+    assert_eq!(plan.partitions(), 1);
 
     // One changed sector's comm_r fails the whole partition.
     p[1234].comm_r = D::random(&mut rng);
