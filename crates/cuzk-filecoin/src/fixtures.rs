@@ -260,7 +260,7 @@ fn blake3_file(path: &Path) -> Result<String> {
     Ok(h.finalize().to_hex().to_string())
 }
 
-fn write_file(
+pub(crate) fn write_file(
     path: &Path,
     f: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> Result<()> {
@@ -439,7 +439,7 @@ fn seal_sector<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// Randomness as chain randomness reaches the proofs: 32 bytes with the top two bits clear.
-fn post_randomness(rng: &mut impl RngCore) -> [u8; 32] {
+pub(crate) fn post_randomness(rng: &mut impl RngCore) -> [u8; 32] {
     let mut r = [0u8; 32];
     rng.fill_bytes(&mut r);
     r[31] &= 0x3f;

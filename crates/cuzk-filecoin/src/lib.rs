@@ -20,6 +20,7 @@ pub mod circuit;
 mod decode;
 mod error;
 pub mod fixtures;
+pub mod fixtures_scale;
 pub mod plan;
 mod prove;
 pub mod registry;

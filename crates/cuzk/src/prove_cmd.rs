@@ -157,7 +157,8 @@ fn print_timings(kind: ProofKind, t: &StageTimings) {
 /// Arguments of `cuzk fixtures`.
 #[derive(Debug, clap::Args)]
 pub struct FixturesArgs {
-    /// Sector size (only 2KiB).
+    /// Sector size: 2KiB (a sealed sector, inputs of all four kinds, insecure parameters), or
+    /// 32GiB / 64GiB (WinningPoSt and WindowPoSt inputs from sparse trees only).
     #[arg(long, default_value = "2KiB")]
     sector_size: String,
     /// Output folder.
@@ -168,6 +169,20 @@ pub struct FixturesArgs {
 /// Runs `cuzk fixtures`.
 pub fn fixtures(args: FixturesArgs) -> Result<(), CliError> {
     let size = SectorSize::parse(&args.sector_size).map_err(|e| CliError::input(e.to_string()))?;
+    if matches!(size, SectorSize::S32GiB | SectorSize::S64GiB) {
+        let t = Instant::now();
+        let m =
+            cuzk_filecoin::fixtures_scale::scale_fixtures(&args.out, size, &Spinner::default())?;
+        println!(
+            "{size} PoSt inputs in {} ({:.1} s): WinningPoSt 1 sector, WindowPoSt {} sectors; \
+             not generated: {}",
+            args.out.display(),
+            t.elapsed().as_secs_f64(),
+            m.window.sectors.len(),
+            m.missing.join("; ")
+        );
+        return Ok(());
+    }
     bind_fixture_dirs(&args.out)?;
     let t = Instant::now();
     let m = ensure_fixtures(&args.out, size, &Spinner::default())?;
