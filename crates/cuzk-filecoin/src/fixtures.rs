@@ -275,7 +275,7 @@ pub(crate) fn write_file(
 }
 
 /// Makes (or checks) the insecure parameters of one circuit; returns its manifest entry.
-fn ensure_params(
+pub(crate) fn ensure_params(
     spec: &CircuitSpec,
     dir: &Path,
     store: &CircuitStore,

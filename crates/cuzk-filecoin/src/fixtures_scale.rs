@@ -5,14 +5,20 @@
 //! were never sealed. A WindowPoSt partition holds the full sector count of its registered
 //! proof (2,349 at 32 GiB).
 //!
+//! **Insecure** parameters are made for the WinningPoSt circuit (0.37M constraints at 32 GiB,
+//! quick on a CPU), so a production-size WinningPoSt proves and verifies end to end.
+//!
 //! Not generated here yet: PoRep C1 and SnapDeals inputs of these shapes (which cannot verify
-//! without sealing, and will be marked timing-only) and parameters for these circuits. The
-//! manifest lists what is missing.
+//! without sealing, and will be marked timing-only) and parameters of the other circuits
+//! (100M constraints and more: their fixed-base multiplications belong on a GPU). The manifest
+//! lists what is missing.
 //!
 //! Layout of the output folder:
 //! ```text
 //! manifest.json      sizes, ids, randomness, file names (see [`ScaleManifest`])
 //! inputs/            winning-0.bin, window-<i>.bin (bincode vanilla proofs, one per sector)
+//! params/            INSECURE v28 WinningPoSt parameters (+ .blake3 sidecar)
+//! cache/             the circuits' PCEs
 //! ```
 
 use std::fs;
@@ -25,8 +31,12 @@ use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use storage_proofs_core::sector::SectorId;
 
+use crate::circuit::CircuitSpec;
 use crate::error::{Error, InputError, Result};
-use crate::fixtures::{hex, post_randomness, write_file, PoStFixture, Progress, FIXTURE_MINER_ID};
+use crate::fixtures::{
+    ensure_params, fixture_store, hex, post_randomness, write_file, ParamEntry, PoStFixture,
+    Progress, FIXTURE_MINER_ID,
+};
 use crate::plan::with_tree;
 use crate::registry::{prover_id, PoStProof, ProofKind, SectorSize};
 use crate::sparse_post::sector_proofs;
@@ -49,6 +59,8 @@ pub struct ScaleManifest {
     pub winning: PoStFixture,
     /// WindowPoSt: one full partition.
     pub window: PoStFixture,
+    /// The INSECURE parameters made (WinningPoSt's).
+    pub params: Vec<ParamEntry>,
     /// Inputs and parameters of this size not generated yet.
     pub missing: Vec<String>,
 }
@@ -125,6 +137,14 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
         "window",
         (FIRST_SECTOR..FIRST_SECTOR + count).collect(),
     )?;
+    let params_dir = out.join("params");
+    fs::create_dir_all(&params_dir).map_err(|e| Error::io(&params_dir, e))?;
+    let winning_params = ensure_params(
+        &CircuitSpec::of(ProofKind::WinningPoSt, size)?,
+        &params_dir,
+        &fixture_store(out),
+        progress,
+    )?;
     let m = ScaleManifest {
         sector_size: size.bytes(),
         miner_id: FIXTURE_MINER_ID,
@@ -133,9 +153,10 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
             .into(),
         winning,
         window,
+        params: vec![winning_params],
         missing: vec![
             "PoRep C1 and SnapDeals inputs of this size (timing only)".into(),
-            "parameters of this size's circuits".into(),
+            "parameters of the PoRep, SnapDeals and WindowPoSt circuits of this size".into(),
         ],
     };
     let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::proofs(format!("json: {e}")))?;

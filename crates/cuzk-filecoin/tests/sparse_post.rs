@@ -143,3 +143,42 @@ fn window_post_32gib_partition_of_2349_sectors_verifies() {
     p[1234].comm_r = D::random(&mut rng);
     assert!(!verify(ProofKind::WindowPoSt, randomness, prover, &p));
 }
+
+/// A 32 GiB WinningPoSt from `cuzk fixtures --sector-size 32GiB`'s inputs and insecure
+/// parameters proves on the CPU and verifies with filecoin-proofs.
+#[test]
+fn winning_post_32gib_proves_and_verifies_end_to_end() {
+    use cuzk_filecoin::fixtures::{bind_fixture_dirs, fixture_store, unhex, Quiet};
+    use cuzk_filecoin::fixtures_scale::{scale_fixtures, ScaleManifest};
+    let dir = tempfile::tempdir().unwrap();
+    bind_fixture_dirs(dir.path()).unwrap();
+    let m = scale_fixtures(dir.path(), SectorSize::S32GiB, &Quiet).unwrap();
+    assert_eq!(ScaleManifest::load(dir.path()).unwrap(), m);
+    assert_eq!(m.window.vanilla.len(), 2349);
+    let w = &m.winning;
+    let req = cuzk_filecoin::ProofRequest {
+        kind: Some(ProofKind::WinningPoSt),
+        registered_proof: Some(w.registered_proof),
+        miner_id: m.miner_id,
+        randomness: unhex(&w.randomness).unwrap(),
+        vanilla_proofs: vec![std::fs::read(dir.path().join(&w.vanilla[0])).unwrap()],
+        ..Default::default()
+    };
+    let plan = cuzk_filecoin::plan(&req).unwrap();
+    let store = fixture_store(dir.path());
+    let out = cuzk_filecoin::prove_plan(
+        plan.as_ref(),
+        &store,
+        &cuzk_groth16::CpuBackend::new(),
+        cuzk_filecoin::ProveOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(out.proof.len(), 192);
+    assert!(
+        plan.verify(&out.proof).unwrap(),
+        "filecoin-proofs rejected it"
+    );
+    let mut bad = out.proof.clone();
+    bad[7] ^= 1;
+    assert!(!plan.verify(&bad).unwrap_or(false));
+}
