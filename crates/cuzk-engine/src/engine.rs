@@ -219,32 +219,32 @@ impl Engine {
         }
         let pause_through_proof = devices.iter().all(|d| !d.computes_on_host());
         // Every pool is built before any thread starts, so a failure leaves nothing running.
-        // Lanes of the ordinary pools: the synthesis threads, then the workers of devices
-        // that compute on the host.
-        let mut lanes: Vec<String> = (0..cfg.synthesis_threads)
-            .map(|i| format!("cuzk-synth-{i}"))
-            .collect();
-        let mut host_lane = Vec::new();
-        for d in &devices {
-            host_lane.push(lanes.len());
-            if d.computes_on_host() {
-                lanes.extend(
-                    (0..cfg.workers_per_device).map(|w| format!("cuzk-host-{}-{w}", d.info().id)),
-                );
-            }
-        }
-        let ordinary = pause::Ordinary::new(lanes, 0).map_err(EngineError::Failed)?;
-        // Each urgent lane runs its partitions' parallel parts (witness units, PCE products)
-        // in a pool of its own, outside the gate: in a shared pool they would queue behind
-        // ordinary synthesis (and see `pause` for why one pool per lane).
-        let urgent_pools = (0..cfg.urgent_synthesis_threads)
-            .map(|i| {
-                rayon::ThreadPoolBuilder::new()
-                    .thread_name(move |j| format!("cuzk-urgent-{i}-{j}"))
-                    .build()
-                    .map_err(|e| EngineError::Failed(format!("cannot start thread pool: {e}")))
+        // Ordinary lanes: the synthesis threads, and the workers of devices that compute on
+        // the host; each urgent lane runs its partitions' parallel parts (witness units, PCE
+        // products) in a pool of its own, outside the gate: in a shared pool they would queue
+        // behind ordinary synthesis (and see `pause` for why one pool per lane).
+        let mut ordinary = pause::Ordinary::new();
+        let synth_pools = (0..cfg.synthesis_threads)
+            .map(|i| ordinary.add_lane(format!("cuzk-synth-{i}")))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(EngineError::Failed)?;
+        let host_pools = devices
+            .iter()
+            .map(|d| {
+                (0..cfg.workers_per_device)
+                    .map(|w| {
+                        d.computes_on_host()
+                            .then(|| ordinary.add_lane(format!("cuzk-host-{}-{w}", d.info().id)))
+                            .transpose()
+                    })
+                    .collect::<Result<Vec<_>, _>>()
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(EngineError::Failed)?;
+        let urgent_pools = (0..cfg.urgent_synthesis_threads)
+            .map(|i| pause::pool(format!("cuzk-urgent-{i}"), None))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(EngineError::Failed)?;
         let inner = Arc::new(Inner {
             host: MemoryBudget::new("host", cfg.host_budget),
             cfg,
@@ -264,8 +264,8 @@ impl Engine {
             reclaim: Mutex::new(None),
         });
         let mut threads = Vec::new();
-        for i in 0..inner.cfg.synthesis_threads {
-            let (inner, pool) = (inner.clone(), inner.ordinary.pool(i));
+        for (i, pool) in synth_pools.into_iter().enumerate() {
+            let inner = inner.clone();
             threads.push(spawn(format!("cuzk-synth-{i}"), move || {
                 synthesis_loop(&inner, Priority::Low, &pool)
             }));
@@ -282,9 +282,8 @@ impl Engine {
                 crate::faults::housekeeping(&inner)
             }));
         }
-        for (d, first) in inner.devices.iter().zip(host_lane) {
-            for w in 0..inner.cfg.workers_per_device {
-                let pool = d.computes_on_host().then(|| inner.ordinary.pool(first + w));
+        for (d, pools) in inner.devices.iter().zip(host_pools) {
+            for (w, pool) in pools.into_iter().enumerate() {
                 let (inner, d) = (inner.clone(), d.clone());
                 threads.push(spawn(format!("cuzk-dev-{}-{w}", d.info().id), move || {
                     device_loop(&inner, &d, pool.as_deref())

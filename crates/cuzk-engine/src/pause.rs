@@ -28,20 +28,19 @@ pub(crate) struct Ordinary {
 }
 
 impl Ordinary {
-    /// One pool per name, of `threads` threads each (0: one per core), each thread with the
-    /// gate installed.
-    pub fn new(names: Vec<String>, threads: usize) -> Result<Self, String> {
-        let gate = Gate::new();
-        let pools = names
-            .into_iter()
-            .map(|n| gated_pool(&gate, threads, n).map(Arc::new))
-            .collect::<Result<_, _>>()?;
-        Ok(Ordinary { gate, pools })
+    /// A gate with no lanes yet.
+    pub fn new() -> Self {
+        Ordinary {
+            gate: Gate::new(),
+            pools: Vec::new(),
+        }
     }
 
-    /// The pool of lane `i` (in the order of the names given to [`new`](Self::new)).
-    pub fn pool(&self, i: usize) -> Arc<rayon::ThreadPool> {
-        self.pools[i].clone()
+    /// A new lane: a pool named `name` of one thread per core, each with the gate installed.
+    pub fn add_lane(&mut self, name: String) -> Result<Arc<rayon::ThreadPool>, String> {
+        let p = Arc::new(pool(name, Some(&self.gate))?);
+        self.pools.push(p.clone());
+        Ok(p)
     }
 
     /// Installs the gate on the calling thread (a synthesis thread that feeds a pool).
@@ -65,13 +64,19 @@ impl Ordinary {
     }
 }
 
-fn gated_pool(gate: &Arc<Gate>, threads: usize, name: String) -> Result<rayon::ThreadPool, String> {
-    let g = gate.clone();
+/// A pool named `name` of one thread per core, its threads named `<name>-<i>`; with `gate`,
+/// every thread has it installed (an ordinary lane), without, nothing stops it (an urgent
+/// lane).
+pub(crate) fn pool(name: String, gate: Option<&Arc<Gate>>) -> Result<rayon::ThreadPool, String> {
+    let g = gate.cloned();
     let thread_name = name.clone();
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
         .thread_name(move |i| format!("{thread_name}-{i}"))
-        .start_handler(move |_| Gate::install_on_this_thread(Some(g.clone())))
+        .start_handler(move |_| {
+            if let Some(g) = &g {
+                Gate::install_on_this_thread(Some(g.clone()));
+            }
+        })
         .build()
         .map_err(|e| format!("cannot start thread pool {name}: {e}"))
 }
@@ -102,15 +107,19 @@ mod tests {
 
     #[test]
     fn ordinary_pools_pause_under_a_hold_and_the_global_pool_does_not() {
-        let o = Ordinary::new(vec!["a".into(), "b".into()], 2).unwrap();
+        let mut o = Ordinary::new();
+        let (a, b) = (
+            o.add_lane("a".into()).unwrap(),
+            o.add_lane("b".into()).unwrap(),
+        );
         let stop = AtomicBool::new(false);
         let (ordinary, global) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let now = |c: &AtomicUsize| c.load(Ordering::SeqCst);
         // Observed inside the scope, asserted after it: a failed assertion must not leave
         // the workers running and the scope waiting on them.
         let seen = std::thread::scope(|s| {
-            s.spawn(|| o.pool(0).install(|| busy(&ordinary, &stop)));
-            s.spawn(|| o.pool(1).install(|| busy(&ordinary, &stop)));
+            s.spawn(|| a.install(|| busy(&ordinary, &stop)));
+            s.spawn(|| b.install(|| busy(&ordinary, &stop)));
             s.spawn(|| busy(&global, &stop));
             std::thread::sleep(Duration::from_millis(50));
             let started = now(&ordinary);
@@ -137,7 +146,7 @@ mod tests {
         let _h = o.hold(Duration::from_millis(50));
         let t = Instant::now();
         // A task queued behind the pause runs once the cap ends the wait.
-        let v: usize = o.pool(1).install(|| (0..1000usize).into_par_iter().sum());
+        let v: usize = b.install(|| (0..1000usize).into_par_iter().sum());
         assert_eq!(v, 499_500);
         assert!(t.elapsed() < Duration::from_secs(10));
     }
