@@ -233,6 +233,18 @@ impl CircuitStore {
         self.pce_dir.join(spec.pce_file_name())
     }
 
+    /// [`CircuitStore::reserve`] for a PCE, its refusal as a message naming the budget.
+    fn reserve_pce(
+        &self,
+        spec: &CircuitSpec,
+        bytes: u64,
+    ) -> std::result::Result<Option<Reservation>, String> {
+        self.reserve(spec, bytes).map_err(|e| match e {
+            Error::Params { reason, .. } => format!("PCE of {}: {reason}", spec.srs_id()),
+            e => e.to_string(),
+        })
+    }
+
     fn reserve(&self, spec: &CircuitSpec, bytes: u64) -> Result<Option<Reservation>> {
         let Some(b) = &self.budget else {
             return Ok(None);
@@ -346,19 +358,18 @@ impl CircuitStore {
         if let Some(p) = self.stored_pce(spec)? {
             return Ok(p);
         }
-        // The recording's memory is reserved as it grows, before it is allocated; what the
-        // PCE keeps stays reserved, the rest is returned.
+        // The recording's memory is reserved before it is allocated, up to the most it holds
+        // at once; what the PCE keeps stays reserved, the rest is returned.
         let mut held: Option<Reservation> = None;
-        let mut grow = |bytes: u64| -> std::result::Result<(), String> {
-            match (
-                self.reserve(spec, bytes).map_err(|e| e.to_string())?,
-                &mut held,
-            ) {
+        let mut grow = |peak: u64| -> std::result::Result<(), String> {
+            let have = held.as_ref().map_or(0, |h| h.bytes());
+            if peak <= have {
+                return Ok(());
+            }
+            match (self.reserve_pce(spec, peak - have)?, &mut held) {
                 (Some(r), Some(h)) => h.absorb(r).map_err(|_| "two budgets".to_string()),
                 (r, h) => {
-                    if h.is_none() {
-                        *h = r;
-                    }
+                    *h = h.take().or(r);
                     Ok(())
                 }
             }

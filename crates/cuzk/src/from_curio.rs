@@ -86,7 +86,7 @@ fn string(v: &Value) -> Option<&str> {
 }
 
 /// "256GiB", "512MiB", "64GB", "100MB", "12345" -> bytes.
-fn bytes(s: &str) -> Option<u64> {
+pub(crate) fn bytes(s: &str) -> Option<u64> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (n, unit) = s.split_at(split);

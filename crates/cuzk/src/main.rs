@@ -13,6 +13,7 @@ mod daemon;
 mod faultcheck;
 mod from_curio;
 mod paths;
+mod pce_cmd;
 mod progress;
 mod prove_cmd;
 mod selftest;
@@ -49,6 +50,9 @@ enum Command {
     Prove(prove_cmd::ProveArgs),
     /// Generate (or check) test fixtures: a sealed sector, client inputs, insecure parameters.
     Fixtures(prove_cmd::FixturesArgs),
+    /// Extract (or load) a circuit's pre-compiled constraint system into a cache folder and
+    /// report its size.
+    Pce(pce_cmd::Args),
     /// Prove and verify all four kinds on locally generated 2KiB fixtures.
     Demo {
         /// Synthesize without the pre-compiled constraint evaluator.
@@ -131,6 +135,7 @@ fn main() -> ExitCode {
         } => from_curio::run(args),
         Command::Prove(args) => prove_cmd::prove(args, &cache),
         Command::Fixtures(args) => prove_cmd::fixtures(args),
+        Command::Pce(args) => pce_cmd::run(args),
         Command::Demo { no_pce, ni_porep } => prove_cmd::demo(&cache, !no_pce, ni_porep),
         Command::Selftest(args) => selftest::run(&args, &cache),
         Command::Bench { which } => bench::run(which, &cache).map_err(CliError::from),

@@ -10,11 +10,11 @@
 //! input 0, its other inputs after the parent's inputs and its aux after the parent's aux, the
 //! same mapping bellperson's prover and our witness system apply.
 //!
-//! Host memory: a recording made with [`RecordingCs::within`] asks its [`Grow`] callback for
-//! the bytes of every matrix buffer before allocating it (buffers grow by doubling, each
-//! growth asked for first), so a budget sees the recording's memory before it exists. A
-//! refusal stops the recording: the next variable allocation fails and the extraction
-//! returns the refusal.
+//! Host memory: a recording made with [`RecordingCs::within`] tells its [`Grow`] callback,
+//! before every allocation of a matrix buffer, how many bytes it will hold at once while that
+//! allocation happens (its buffers, and the old copy of the one growing), so a budget sees
+//! the recording's memory before it exists. A refusal stops the recording: the next variable
+//! allocation fails and the extraction returns the refusal.
 
 use std::collections::HashMap;
 
@@ -26,14 +26,16 @@ use super::matrix::{CoeffIndices, Matrix, COEFF_MINUS_ONE, COEFF_ONE, INPUT_BIT}
 use crate::assignment::Density;
 use crate::bits::DensityBits;
 
-/// Asked for host memory before the recording allocates it, with the bytes about to be
-/// allocated; an error refuses them and stops the recording.
+/// Asked before the recording allocates, with the most bytes it will hold at once while the
+/// allocation happens; an error refuses them and stops the recording.
 pub type Grow<'g> = dyn FnMut(u64) -> Result<(), String> + Send + 'g;
 
-/// The recording's memory callback, if it has one, and its first refusal.
+/// The recording's memory callback, if it has one, its first refusal, and the bytes its
+/// matrix buffers hold.
 struct Growth<'g> {
     grow: Option<&'g mut Grow<'g>>,
     refused: Option<String>,
+    held: u64,
 }
 
 impl std::fmt::Debug for Growth<'_> {
@@ -59,21 +61,28 @@ impl Growth<'_> {
             return true;
         };
         let cap = (v.capacity() * 2).max(v.len() + extra).max(1 << 12);
-        if let Err(e) = grow((cap * size_of::<T>()) as u64) {
+        let (old, new) = (
+            (v.capacity() * size_of::<T>()) as u64,
+            (cap * size_of::<T>()) as u64,
+        );
+        // While the buffer moves, its old copy and the new one are both alive.
+        if let Err(e) = grow(self.held + new) {
             self.refused = Some(e);
             return false;
         }
         v.reserve_exact(cap - v.len());
+        self.held += new - old;
         true
     }
 
-    /// Asks for `bytes` about to be allocated outside the matrix buffers.
+    /// Asks for `bytes` about to be allocated beside the matrix buffers.
     fn ask(&mut self, bytes: u64) -> Result<(), String> {
         if let Some(e) = &self.refused {
             return Err(e.clone());
         }
         if let Some(grow) = self.grow.as_deref_mut() {
-            if let Err(e) = grow(bytes) {
+            if let Err(e) = grow(self.held + bytes) {
+                let e = format!("host memory refused: {e}");
                 self.refused = Some(e.clone());
                 return Err(e);
             }
@@ -346,6 +355,7 @@ impl ConstraintSystem<Scalar> for RecordingCs<'_> {
             growth: Growth {
                 grow: None,
                 refused: None,
+                held: 0,
             },
         }
     }
