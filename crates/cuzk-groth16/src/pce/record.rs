@@ -14,7 +14,10 @@
 //! before every allocation of a matrix buffer, how many bytes it will hold at once while that
 //! allocation happens (its buffers, and the old copy of the one growing), so a budget sees
 //! the recording's memory before it exists. A refusal stops the recording: the next variable
-//! allocation fails and the extraction returns the refusal.
+//! allocation fails and the extraction returns the refusal. Child systems that an extensible
+//! circuit builds on its own (WindowPoSt builds its sector groups in parallel, then extends
+//! the parent with them) have no callback: their memory is asked for when they are merged,
+//! not while they are built, so such a circuit can hold up to twice what was asked.
 
 use std::collections::HashMap;
 
