@@ -233,16 +233,28 @@ impl CircuitStore {
         self.pce_dir.join(spec.pce_file_name())
     }
 
-    /// [`CircuitStore::reserve`] for a PCE, its refusal as a message naming the budget.
-    fn reserve_pce(
+    /// Grows `held` to at least `bytes` from the budget (nothing without a budget).
+    fn reserve_to(
         &self,
         spec: &CircuitSpec,
+        held: &mut Option<Reservation>,
         bytes: u64,
-    ) -> std::result::Result<Option<Reservation>, String> {
-        self.reserve(spec, bytes).map_err(|e| match e {
-            Error::Params { reason, .. } => format!("PCE of {}: {reason}", spec.srs_id()),
-            e => e.to_string(),
-        })
+    ) -> Result<()> {
+        let have = held.as_ref().map_or(0, Reservation::bytes);
+        if bytes <= have {
+            return Ok(());
+        }
+        match (self.reserve(spec, bytes - have)?, held) {
+            (Some(more), Some(h)) => h.absorb(more).map_err(|_| Error::Params {
+                circuit: spec.srs_id(),
+                path: self.pce_path(spec),
+                reason: "reservations of two budgets".into(),
+            }),
+            (more, h) => {
+                *h = h.take().or(more);
+                Ok(())
+            }
+        }
     }
 
     fn reserve(&self, spec: &CircuitSpec, bytes: u64) -> Result<Option<Reservation>> {
@@ -362,17 +374,10 @@ impl CircuitStore {
         // at once; what the PCE keeps stays reserved, the rest is returned.
         let mut held: Option<Reservation> = None;
         let mut grow = |peak: u64| -> std::result::Result<(), String> {
-            let have = held.as_ref().map_or(0, |h| h.bytes());
-            if peak <= have {
-                return Ok(());
-            }
-            match (self.reserve_pce(spec, peak - have)?, &mut held) {
-                (Some(r), Some(h)) => h.absorb(r).map_err(|_| "two budgets".to_string()),
-                (r, h) => {
-                    *h = h.take().or(r);
-                    Ok(())
-                }
-            }
+            self.reserve_to(spec, &mut held, peak).map_err(|e| match e {
+                Error::Params { reason, .. } => format!("PCE of {}: {reason}", spec.srs_id()),
+                e => e.to_string(),
+            })
         };
         let pce = spec.extract_pce_within(&mut grow)?;
         std::fs::create_dir_all(&self.pce_dir).map_err(|e| Error::io(&self.pce_dir, e))?;
@@ -452,19 +457,11 @@ impl CircuitStore {
         held: Option<Reservation>,
     ) -> Result<Arc<Pce>> {
         let bytes = pce.stats().bytes as u64;
-        let mem = match held {
-            Some(mut h) if h.bytes() >= bytes => {
-                h.shrink_to(bytes);
-                Some(h)
-            }
-            Some(mut h) => {
-                if let Some(more) = self.reserve(spec, bytes - h.bytes())? {
-                    let _ = h.absorb(more);
-                }
-                Some(h)
-            }
-            None => self.reserve(spec, bytes)?,
-        };
+        let mut mem = held;
+        self.reserve_to(spec, &mut mem, bytes)?;
+        if let Some(m) = &mut mem {
+            m.shrink_to(bytes);
+        }
         let pce = Arc::new(pce);
         self.pces
             .insert(&spec.identifier, spec.srs_id(), pce.clone(), bytes, mem);

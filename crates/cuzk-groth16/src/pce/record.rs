@@ -57,20 +57,16 @@ impl Growth<'_> {
         if self.refused.is_some() {
             return false;
         }
-        if v.len() + extra <= v.capacity() {
+        if v.len() + extra <= v.capacity() || self.grow.is_none() {
             return true;
         }
-        let Some(grow) = self.grow.as_deref_mut() else {
-            return true;
-        };
         let cap = (v.capacity() * 2).max(v.len() + extra).max(1 << 12);
         let (old, new) = (
             (v.capacity() * size_of::<T>()) as u64,
             (cap * size_of::<T>()) as u64,
         );
         // While the buffer moves, its old copy and the new one are both alive.
-        if let Err(e) = grow(self.held + new) {
-            self.refused = Some(e);
+        if self.ask(new).is_err() {
             return false;
         }
         v.reserve_exact(cap - v.len());
@@ -78,14 +74,14 @@ impl Growth<'_> {
         true
     }
 
-    /// Asks for `bytes` about to be allocated beside the matrix buffers.
+    /// Asks for `bytes` about to be allocated beside what the matrix buffers hold; the first
+    /// refusal is kept and returned by every later request.
     fn ask(&mut self, bytes: u64) -> Result<(), String> {
         if let Some(e) = &self.refused {
             return Err(e.clone());
         }
         if let Some(grow) = self.grow.as_deref_mut() {
             if let Err(e) = grow(self.held + bytes) {
-                let e = format!("host memory refused: {e}");
                 self.refused = Some(e.clone());
                 return Err(e);
             }
@@ -297,7 +293,8 @@ impl<'g> RecordingCs<'g> {
         self.density.b_input.grow_to(self.num_inputs);
         self.density.b_aux.grow_to(self.num_aux);
         self.growth
-            .ask(self.a.finish_bytes() + self.b.finish_bytes() + self.c.finish_bytes())?;
+            .ask(self.a.finish_bytes() + self.b.finish_bytes() + self.c.finish_bytes())
+            .map_err(|e| format!("host memory refused: {e}"))?;
         let coeffs = self.table.into_values();
         Ok(Recorded {
             num_inputs: self.num_inputs,
