@@ -71,7 +71,6 @@ const ACTIVITY_MAX: usize = 4096;
 
 /// One device as the engine schedules it.
 pub struct Device {
-    hw: Arc<cuzk_groth16::Device>,
     backend: Arc<dyn ProvingBackend>,
     current_job: Mutex<Option<(String, String)>>,
     activity: Mutex<VecDeque<Span>>,
@@ -124,7 +123,6 @@ impl Device {
 
     fn build(backend: Arc<dyn ProvingBackend>, fallback: bool) -> Arc<Self> {
         Arc::new(Device {
-            hw: backend.device().clone(),
             backend,
             current_job: Mutex::new(None),
             activity: Mutex::new(VecDeque::new()),
@@ -147,28 +145,28 @@ impl Device {
 
     /// The device object the backend computes on (its lock, ledger and health).
     pub fn hardware(&self) -> &Arc<cuzk_groth16::Device> {
-        &self.hw
+        self.backend.device()
     }
 
     /// The device's health now.
     pub fn health(&self) -> Health {
-        self.hw.health()
+        self.hardware().health()
     }
 
     /// Whether the device takes work.
     pub fn is_healthy(&self) -> bool {
-        self.hw.is_healthy()
+        self.hardware().is_healthy()
     }
 
     /// Device faults seen since start.
     pub fn faults(&self) -> u64 {
-        self.hw.faults()
+        self.hardware().faults()
     }
 
     /// Takes the device out of service after a fault; the first reason is kept. Returns
     /// whether it was healthy until now.
     pub(crate) fn quarantine(&self, reason: String) -> bool {
-        self.hw.quarantine(reason)
+        self.hardware().quarantine(reason)
     }
 
     /// Probes a quarantined device (see [`ProvingBackend::probe`]) and returns it to service
@@ -177,7 +175,7 @@ impl Device {
     pub fn probe(&self) -> Result<(), String> {
         let deadline = Instant::now() + PROBE_LOCK_WAIT;
         let g = loop {
-            if let Some(g) = self.hw.try_lock() {
+            if let Some(g) = self.hardware().try_lock() {
                 break g;
             }
             if Instant::now() >= deadline {
@@ -191,7 +189,7 @@ impl Device {
         let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.backend.probe(&g)));
         match res {
             Ok(Ok(())) => {
-                self.hw.restore();
+                self.hardware().restore();
                 Ok(())
             }
             Ok(Err(e)) => Err(e.to_string()),
@@ -213,17 +211,17 @@ impl Device {
 
     /// The device's identity.
     pub fn info(&self) -> &DeviceInfo {
-        self.hw.info()
+        self.hardware().info()
     }
 
     /// Takes the device's lock, waiting for other workers.
     pub fn lock(&self) -> Lease<'_> {
-        self.lease(self.hw.lock())
+        self.lease(self.hardware().lock())
     }
 
     /// Takes the device's lock if no other worker holds it.
     pub fn try_lock(&self) -> Option<Lease<'_>> {
-        self.hw.try_lock().map(|g| self.lease(g))
+        self.hardware().try_lock().map(|g| self.lease(g))
     }
 
     fn lease<'a>(&'a self, guard: DeviceGuard<'a>) -> Lease<'a> {
@@ -239,7 +237,7 @@ impl Device {
 
     /// Total time some worker held the lock, the hold in progress included.
     pub fn busy(&self) -> Duration {
-        self.hw.busy()
+        self.hardware().busy()
     }
 
     /// Partitions on this device in the last `window` (at most the last 15 minutes), oldest
@@ -348,12 +346,12 @@ impl Device {
     /// Device memory reserved now, from the device's one ledger (a GPU's: real allocations
     /// and resident parameters).
     pub fn memory_reserved(&self) -> u64 {
-        self.hw.reserved()
+        self.hardware().reserved()
     }
 
     /// The device's memory budget, from the same ledger as [`Device::memory_reserved`].
     pub fn memory_budget(&self) -> u64 {
-        self.hw.budget()
+        self.hardware().budget()
     }
 
     /// The (job id, kind) on the device now.
