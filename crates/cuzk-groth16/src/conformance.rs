@@ -78,6 +78,21 @@ impl Config {
             seed: 1,
         }
     }
+
+    /// Whole proofs only, over circuits filling domains of 2^`log` constraints for each of
+    /// `logs` (the scale check: insecure parameters are generated on the CPU first, minutes
+    /// at 2^24).
+    pub fn proofs(logs: Vec<u32>) -> Self {
+        Config {
+            ntt_logs: Vec::new(),
+            h_logs: Vec::new(),
+            g1_sizes: Vec::new(),
+            g2_sizes: Vec::new(),
+            proof_logs: logs,
+            naive_limit: 256,
+            seed: 1,
+        }
+    }
 }
 
 /// The outcome of one check.
@@ -439,6 +454,7 @@ fn proof_check(
 ) -> Check {
     let name = format!("proof over 2^{log} constraints");
     let circuit = SyntheticCircuit::filling_domain(log, rng.gen());
+    let setup_started = Instant::now();
     let setup = (|| {
         let pce = Pce::extract("conformance", circuit).map_err(|e| e.to_string())?;
         let params = generate_insecure_parameters(&pce, &mut *rng).map_err(|e| e.to_string())?;
@@ -452,6 +468,7 @@ fn proof_check(
         Ok(x) => x,
         Err(e) => return outcome(name, Duration::ZERO, Err(format!("setup failed: {e}"))),
     };
+    let setup_secs = setup_started.elapsed().as_secs_f64();
     let d = &pa.density;
     let gaps = d.a_aux.count() < d.a_aux.len() && d.b_aux.count() < d.b_aux.len();
     let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
@@ -468,7 +485,8 @@ fn proof_check(
         let pvk = PreparedVerifyingKey::new(&params.vk);
         match pvk.verify(&got, &pa.witness.inputs[1..]) {
             Ok(true) => Ok(format!(
-                "byte-identical to the CPU backend's and verifies (density gaps: {gaps})"
+                "byte-identical to the CPU backend's and verifies (density gaps: {gaps}; \
+                 setup {setup_secs:.1} s)"
             )),
             Ok(false) => Err("the proof does not verify".into()),
             Err(e) => Err(format!("verification error: {e}")),
@@ -491,6 +509,17 @@ mod tests {
         assert!(checks
             .iter()
             .any(|c| c.detail.contains("density gaps: true")));
+    }
+
+    #[test]
+    fn the_proofs_config_runs_only_proof_checks() {
+        let checks = run(&CpuBackend::new(), &Config::proofs(vec![5, 7]), &mut |_| {});
+        let names: Vec<_> = checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        assert_eq!(names[0], "proof over 2^5 constraints");
+        assert_eq!(names[1], "proof over 2^7 constraints");
+        assert!(checks.iter().all(|c| c.passed), "{checks:#?}");
+        assert!(checks[0].detail.contains("byte-identical"));
     }
 
     /// A backend that gets one thing wrong must fail the suite: the checks can fail.

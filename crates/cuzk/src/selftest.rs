@@ -31,6 +31,11 @@ pub struct Args {
     /// jobs). Breaks the GPU's context for the rest of the process.
     #[arg(long)]
     fault_containment: bool,
+    /// Instead of the suite: whole proofs over synthetic circuits of 2^N constraints
+    /// (repeatable; 1 to 26), each byte-identical to the CPU backend's (same r and s) and
+    /// verified. Insecure parameters are generated on the CPU first: minutes at 2^24.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=26))]
+    proof_log: Vec<u32>,
 }
 
 /// Runs the self-test; an error when any check fails.
@@ -43,7 +48,9 @@ pub fn run(args: &Args, cache: &std::path::Path) -> Result<(), CliError> {
         return crate::faultcheck::run(&dir, args.backend.device.as_deref());
     }
     let backend = backends::open(&args.backend)?;
-    let cfg = if args.quick {
+    let cfg = if !args.proof_log.is_empty() {
+        Config::proofs(args.proof_log.clone())
+    } else if args.quick {
         Config::quick()
     } else {
         Config::full()
