@@ -33,6 +33,10 @@ use crate::srs::ParameterSource;
 use crate::synthetic::SyntheticCircuit;
 use crate::verify::PreparedVerifyingKey;
 
+/// The smallest log2 domain a proof check runs at: the synthetic circuit needs room for its
+/// public inputs and at least one constraint of each density pattern.
+pub const MIN_PROOF_LOG: u32 = 5;
+
 /// Sizes the suite runs at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -81,7 +85,7 @@ impl Config {
 
     /// Whole proofs only, over circuits filling domains of 2^`log` constraints for each of
     /// `logs` (the scale check: insecure parameters are generated on the CPU first, minutes
-    /// at 2^24).
+    /// at 2^24). Each log must be at least [`MIN_PROOF_LOG`].
     pub fn proofs(logs: Vec<u32>) -> Self {
         Config {
             ntt_logs: Vec::new(),
@@ -89,8 +93,7 @@ impl Config {
             g1_sizes: Vec::new(),
             g2_sizes: Vec::new(),
             proof_logs: logs,
-            naive_limit: 256,
-            seed: 1,
+            ..Config::quick()
         }
     }
 }
@@ -453,6 +456,15 @@ fn proof_check(
     rng: &mut ChaCha20Rng,
 ) -> Check {
     let name = format!("proof over 2^{log} constraints");
+    if log < MIN_PROOF_LOG {
+        return outcome(
+            name,
+            Duration::ZERO,
+            Err(format!(
+                "proof checks start at 2^{MIN_PROOF_LOG} constraints"
+            )),
+        );
+    }
     let circuit = SyntheticCircuit::filling_domain(log, rng.gen());
     let setup_started = Instant::now();
     let setup = (|| {
@@ -520,6 +532,10 @@ mod tests {
         assert_eq!(names[1], "proof over 2^7 constraints");
         assert!(checks.iter().all(|c| c.passed), "{checks:#?}");
         assert!(checks[0].detail.contains("byte-identical"));
+
+        let small = run(&CpuBackend::new(), &Config::proofs(vec![2]), &mut |_| {});
+        assert!(!small[0].passed, "{small:#?}");
+        assert!(small[0].detail.contains("start at 2^5"), "{small:#?}");
     }
 
     /// A backend that gets one thing wrong must fail the suite: the checks can fail.

@@ -32,9 +32,10 @@ pub struct Args {
     #[arg(long)]
     fault_containment: bool,
     /// Instead of the suite: whole proofs over synthetic circuits of 2^N constraints
-    /// (repeatable; 1 to 26), each byte-identical to the CPU backend's (same r and s) and
+    /// (repeatable; 5 to 26), each byte-identical to the CPU backend's (same r and s) and
     /// verified. Insecure parameters are generated on the CPU first: minutes at 2^24.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=26))]
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(conformance::MIN_PROOF_LOG as i64..=26))]
     proof_log: Vec<u32>,
 }
 
