@@ -19,7 +19,7 @@ fn cfg(workers: usize) -> EngineConfig {
         synthesis_threads: 2,
         urgent_synthesis_threads: 1,
         workers_per_device: workers,
-        retention: Duration::from_secs(60),
+        retention: Duration::from_secs(3600),
         host_budget: 64 << 20,
         pipeline: true,
         pause_for_urgent: true,

@@ -32,7 +32,9 @@ fn mixed_synthetic_and_filecoin_load_on_four_simulated_devices() {
         synthesis_threads: 1,
         urgent_synthesis_threads: 1,
         workers_per_device: 2,
-        retention: Duration::from_secs(60),
+        // The jobs are awaited in submission order after the slow Filecoin ones: every result
+        // must outlive the whole run, however slow the machine.
+        retention: Duration::from_secs(3600),
         host_budget: 4 << 30,
         pipeline: true,
         pause_for_urgent: true,
