@@ -51,7 +51,7 @@ fn main() {
     b.flag(format!(
         "-gencode=arch=compute_{newest},code=compute_{newest}"
     ));
-    for f in ["device", "msm", "ntt"] {
+    for f in ["device", "fixed_base", "msm", "ntt"] {
         b.file(format!("cuda/{f}.cu"));
     }
     b.compile("cuzk_cuda");

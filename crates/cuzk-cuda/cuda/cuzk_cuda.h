@@ -85,6 +85,16 @@ cuzk_status_t cuzk_cuda_resident_msm_device_scalars(cuzk_resident_t* resident,
                                                     const void* scalars, size_t n, void* out,
                                                     double* msm_ms);
 void cuzk_cuda_resident_free(cuzk_resident_t* resident);
+// Fixed-base multiplication (parameter generation): out[i] = scalars[i] * G for the n
+// scalars, affine (infinity all zero), through the window table of G for c-bit windows
+// (entry w * (2^c - 1) + d - 1 is d * 2^(c*w) * G, affine; windows = ceil(255 / c)). The
+// device holds the table and `chunk` scalars and results at a time.
+cuzk_status_t cuzk_cuda_fixed_base_g1(uint32_t device, const void* table, uint32_t c,
+                                      uint32_t windows, const void* scalars, size_t n,
+                                      size_t chunk, void* out);
+cuzk_status_t cuzk_cuda_fixed_base_g2(uint32_t device, const void* table, uint32_t c,
+                                      uint32_t windows, const void* scalars, size_t n,
+                                      size_t chunk, void* out);
 // Test only: launches a kernel that faults on `device` (an illegal address), leaving its
 // context broken, as a failing GPU does; returns the CUDA error.
 cuzk_status_t cuzk_cuda_test_fault(uint32_t device);

@@ -577,6 +577,22 @@ impl ProvingBackend for CudaBackend {
         Ok(self.msm_g2_held(self.device.held(g)?, bases, scalars)?)
     }
 
+    fn fixed_base_g1(
+        &self,
+        g: &DeviceGuard<'_>,
+        scalars: &[Scalar],
+    ) -> cuzk_groth16::Result<Vec<G1Base>> {
+        Ok(crate::fixed_base::g1(self.device.held(g)?, scalars)?)
+    }
+
+    fn fixed_base_g2(
+        &self,
+        g: &DeviceGuard<'_>,
+        scalars: &[Scalar],
+    ) -> cuzk_groth16::Result<Vec<G2Base>> {
+        Ok(crate::fixed_base::g2(self.device.held(g)?, scalars)?)
+    }
+
     fn prove_yielding(
         &self,
         g: &DeviceGuard<'_>,

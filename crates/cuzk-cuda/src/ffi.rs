@@ -102,6 +102,26 @@ extern "C" {
         msm_ms: *mut f64,
     ) -> Status;
     pub(crate) fn cuzk_cuda_resident_free(resident: *mut Resident);
+    pub(crate) fn cuzk_cuda_fixed_base_g1(
+        device: u32,
+        table: *const c_void,
+        c: u32,
+        windows: u32,
+        scalars: *const c_void,
+        n: usize,
+        chunk: usize,
+        out: *mut c_void,
+    ) -> Status;
+    pub(crate) fn cuzk_cuda_fixed_base_g2(
+        device: u32,
+        table: *const c_void,
+        c: u32,
+        windows: u32,
+        scalars: *const c_void,
+        n: usize,
+        chunk: usize,
+        out: *mut c_void,
+    ) -> Status;
     pub(crate) fn cuzk_cuda_test_fault(device: u32) -> Status;
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_cuda_h_msm_resident(

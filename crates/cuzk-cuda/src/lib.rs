@@ -12,7 +12,8 @@
 //!   the GPU's; device memory is reserved through it before any CUDA call, so an allocation
 //!   past the budget is an error, not an out-of-memory crash.
 //! - [`CudaBackend`], the [`cuzk_groth16::ProvingBackend`] implementation, which keeps a
-//!   circuit's parameters resident on the device when the budget allows ([`Residency`]).
+//!   circuit's parameters resident on the device when the budget allows ([`Residency`]),
+//!   and runs the fixed-base multiplications of parameter generation.
 //!
 //! It does no scheduling: the engine decides which device proves what. It never reads or
 //! writes `CUDA_VISIBLE_DEVICES`.
@@ -30,6 +31,8 @@ mod device;
 mod error;
 #[cfg(feature = "cuda")]
 mod ffi;
+#[cfg(feature = "cuda")]
+mod fixed_base;
 #[cfg(feature = "cuda")]
 mod pinned;
 #[cfg(feature = "cuda")]

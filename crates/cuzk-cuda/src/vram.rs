@@ -99,6 +99,19 @@ pub(crate) fn compute_h(n: u64) -> u64 {
     (3 * n + 1) * FR_BYTES + ALLOC_SLACK
 }
 
+/// A fixed-base multiplication: its window table of `table_points` points, and one chunk of
+/// `chunk` scalars with their results (three allocations).
+pub(crate) fn fixed_base(table_points: u64, chunk: u64, g: Group) -> u64 {
+    table_points * g.point + chunk * (FR_BYTES + g.point) + 3 * ALLOC_SLACK
+}
+
+/// The largest chunk (at most `max`) whose fixed-base multiplication fits in `available`
+/// bytes; 0 when not even one point does.
+pub(crate) fn fixed_base_chunk(table_points: u64, available: u64, max: u64, g: Group) -> u64 {
+    let fixed = fixed_base(table_points, 0, g);
+    (available.saturating_sub(fixed) / (FR_BYTES + g.point)).min(max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::{Field, PrimeField};
+use group::Group;
 use rayon::prelude::*;
 
 use crate::assignment::ProvingAssignment;
@@ -63,6 +64,26 @@ pub trait ProvingBackend: Send + Sync {
         bases: &[G2Base],
         scalars: &[Scalar],
     ) -> Result<G2Projective>;
+
+    /// `scalars[i] * G` for the generator `G` of G1 and every `i`, in stored (affine) form
+    /// (a zero scalar gives the point at infinity): the fixed-base multiplications that make
+    /// most of a parameter set. The default computes on the host's CPU.
+    fn fixed_base_g1(&self, g: &DeviceGuard<'_>, scalars: &[Scalar]) -> Result<Vec<G1Base>> {
+        g.check(self.device())?;
+        Ok(crate::fixed_base::fixed_base_g1(
+            G1Projective::generator(),
+            scalars,
+        ))
+    }
+
+    /// As [`fixed_base_g1`](Self::fixed_base_g1), in G2.
+    fn fixed_base_g2(&self, g: &DeviceGuard<'_>, scalars: &[Scalar]) -> Result<Vec<G2Base>> {
+        g.check(self.device())?;
+        Ok(crate::fixed_base::fixed_base_g2(
+            G2Projective::generator(),
+            scalars,
+        ))
+    }
 
     /// The [`ParameterSource::source_id`]s whose points this backend keeps in device memory
     /// now, for status pages; `None` for a backend that proves straight from host memory

@@ -8,14 +8,15 @@
 //!
 //! The checks: NTT round trips and equality, forward and inverse; H from a, b, c of awkward
 //! lengths; G1 and G2 MSMs over random points and scalars with zero scalars, the scalar
-//! `r - 1`, points at infinity and repeated points mixed in; and whole proofs with fixed
+//! `r - 1`, points at infinity and repeated points mixed in; fixed-base multiplications by
+//! the generators (parameter generation) with the same scalars and window-edge ones; and whole proofs with fixed
 //! `r` and `s`, byte-identical to the reference's, over circuits whose A and B densities
 //! have gaps.
 
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Projective, G2Projective, Scalar};
-use ff::Field;
+use ff::{Field, PrimeField};
 use group::{Curve, Group};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -26,7 +27,7 @@ use crate::backend::{CpuBackend, ProvingBackend};
 use crate::device::DeviceGuard;
 use crate::fixed_base::{fixed_base_g1, fixed_base_g2};
 use crate::generator::generate_insecure_parameters;
-use crate::msm::{g1_affine, g2_affine, G1Base, G2Base};
+use crate::msm::{g1_affine, g1_base, g2_affine, g2_base, G1Base, G2Base};
 use crate::pce::Pce;
 use crate::prover::synthesize;
 use crate::srs::ParameterSource;
@@ -48,6 +49,8 @@ pub struct Config {
     pub g1_sizes: Vec<usize>,
     /// G2 MSM sizes.
     pub g2_sizes: Vec<usize>,
+    /// Fixed-base multiplication sizes (parameter generation), G1 and G2.
+    pub fixed_base_sizes: Vec<usize>,
     /// log2 of the domains of the circuits proved end to end.
     pub proof_logs: Vec<u32>,
     /// Largest size checked against the naive oracle.
@@ -64,6 +67,7 @@ impl Config {
             h_logs: vec![3, 8, 11],
             g1_sizes: vec![1, 2, 3, 33, 200, 1000, 4096],
             g2_sizes: vec![1, 7, 100, 1000],
+            fixed_base_sizes: vec![1, 40, 3000],
             proof_logs: vec![6, 9],
             naive_limit: 256,
             seed: 1,
@@ -77,6 +81,7 @@ impl Config {
             h_logs: vec![10, 16, 20, 22],
             g1_sizes: vec![1, 2, 3, 33, 200, 1000, 1 << 12, 1 << 16, 1 << 20, 1 << 22],
             g2_sizes: vec![1, 7, 100, 1000, 1 << 12, 1 << 16, 1 << 18],
+            fixed_base_sizes: vec![1, 40, 3000, 1 << 16, 1 << 20],
             proof_logs: vec![6, 10, 14, 17],
             naive_limit: 256,
             seed: 1,
@@ -92,6 +97,7 @@ impl Config {
             h_logs: Vec::new(),
             g1_sizes: Vec::new(),
             g2_sizes: Vec::new(),
+            fixed_base_sizes: Vec::new(),
             proof_logs: logs,
             ..Config::quick()
         }
@@ -151,6 +157,15 @@ pub fn run(
     }
     for &n in &cfg.g2_sizes {
         push(g2_check(candidate, n, cfg.naive_limit, &mut rng));
+    }
+    for &n in &cfg.fixed_base_sizes {
+        push(fixed_base_check(
+            candidate,
+            reference,
+            n,
+            cfg.naive_limit,
+            &mut rng,
+        ));
     }
     for &log in &cfg.proof_logs {
         push(proof_check(candidate, &reference, log, &mut rng));
@@ -449,6 +464,85 @@ fn g2_check(candidate: Under<'_>, n: usize, naive_limit: usize, rng: &mut ChaCha
     outcome(format!("G2 MSM over {n} points"), elapsed, result)
 }
 
+/// Scalars for fixed-base checks: the MSM edge cases, plus 2, powers of two at window
+/// boundaries and a scalar whose every 16-bit window is all ones (the table's last entries).
+fn fixed_base_scalars(n: usize, rng: &mut ChaCha20Rng) -> Vec<Scalar> {
+    let mut s = msm_scalars(n, rng);
+    let all_ones = Scalar::from_u128(u128::MAX) * Scalar::from(2u64).pow_vartime([128])
+        + Scalar::from_u128(u128::MAX);
+    let special = [
+        Scalar::from(2u64),
+        Scalar::from(2u64).pow_vartime([16]),
+        Scalar::from(2u64).pow_vartime([254]),
+        all_ones,
+    ];
+    for (i, x) in s.iter_mut().enumerate().filter(|(i, _)| i % 11 == 9) {
+        *x = special[(i / 11) % special.len()];
+    }
+    s
+}
+
+/// Fixed-base multiplications by the generators of G1 and G2, against the scalar
+/// multiplications one by one (small sizes) or the CPU's table method.
+fn fixed_base_check(
+    candidate: Under<'_>,
+    reference: Under<'_>,
+    n: usize,
+    naive_limit: usize,
+    rng: &mut ChaCha20Rng,
+) -> Check {
+    let scalars = fixed_base_scalars(n, rng);
+    let t = Instant::now();
+    let got = candidate
+        .backend
+        .fixed_base_g1(candidate.guard, &scalars)
+        .and_then(|g1| {
+            Ok((
+                g1,
+                candidate.backend.fixed_base_g2(candidate.guard, &scalars)?,
+            ))
+        });
+    let elapsed = t.elapsed();
+    let result = got.map_err(|e| e.to_string()).and_then(|(g1, g2)| {
+        let (w1, w2, oracle) = if n <= naive_limit {
+            let (p1, p2) = (G1Projective::generator(), G2Projective::generator());
+            (
+                scalars
+                    .iter()
+                    .map(|s| g1_base(&(p1 * s).to_affine()))
+                    .collect(),
+                scalars
+                    .iter()
+                    .map(|s| g2_base(&(p2 * s).to_affine()))
+                    .collect(),
+                "scalar multiplications one by one",
+            )
+        } else {
+            (
+                reference
+                    .backend
+                    .fixed_base_g1(reference.guard, &scalars)
+                    .map_err(|e| e.to_string())?,
+                reference
+                    .backend
+                    .fixed_base_g2(reference.guard, &scalars)
+                    .map_err(|e| e.to_string())?,
+                "the CPU backend",
+            )
+        };
+        match (first_difference(&g1, &w1), first_difference(&g2, &w2)) {
+            (None, None) => Ok(format!("G1 and G2 equal to {oracle}")),
+            (Some(i), _) => Err(format!("G1 entry {i} differs from {oracle}")),
+            (_, Some(i)) => Err(format!("G2 entry {i} differs from {oracle}")),
+        }
+    });
+    outcome(
+        format!("fixed-base G1 and G2 over {n} scalars"),
+        elapsed,
+        result,
+    )
+}
+
 fn proof_check(
     candidate: Under<'_>,
     reference: &Under<'_>,
@@ -585,12 +679,25 @@ mod tests {
             ) -> crate::Result<G2Projective> {
                 self.0.msm_g2(g, bases, s)
             }
+            fn fixed_base_g2(
+                &self,
+                g: &DeviceGuard<'_>,
+                s: &[Scalar],
+            ) -> crate::Result<Vec<G2Base>> {
+                // Swaps the first two results.
+                let mut out = self.0.fixed_base_g2(g, s)?;
+                if out.len() > 1 {
+                    out.swap(0, 1);
+                }
+                Ok(out)
+            }
         }
         let cfg = Config {
             ntt_logs: vec![3],
             h_logs: vec![],
             g1_sizes: vec![5, 300],
             g2_sizes: vec![],
+            fixed_base_sizes: vec![1, 40, 300],
             proof_logs: vec![6],
             naive_limit: 256,
             seed: 2,
@@ -606,6 +713,8 @@ mod tests {
             [
                 "G1 MSM over 5 points",
                 "G1 MSM over 300 points",
+                "fixed-base G1 and G2 over 40 scalars",
+                "fixed-base G1 and G2 over 300 scalars",
                 "proof over 2^6 constraints"
             ]
         );

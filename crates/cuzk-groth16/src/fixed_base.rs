@@ -11,11 +11,13 @@ use rayon::prelude::*;
 
 use crate::msm::{g1_affine, g2_affine, normalize_g1, normalize_g2, G1Base, G2Base};
 
-const SCALAR_BITS: usize = 255;
+/// Bits of a scalar of the BLS12-381 group order.
+pub const SCALAR_BITS: usize = 255;
 const RESULTS_PER_TASK: usize = 1 << 12;
 
-/// The window width minimising `windows * (count + table entries per window)`.
-fn window_bits(count: usize) -> usize {
+/// The window width minimising `windows * (count + table entries per window)`, for `count`
+/// multiplications of one base.
+pub fn window_bits(count: usize) -> usize {
     (2..=16)
         .min_by_key(|&c| SCALAR_BITS.div_ceil(c) * (count + (1 << c)))
         .expect("non-empty range")
@@ -33,16 +35,12 @@ fn digit(bytes: &[u8; 32], bit: usize, c: usize) -> usize {
 }
 
 macro_rules! fixed_base_impl {
-    ($name:ident, $proj:ty, $base:ty, $normalize:ident, $to_affine:ident) => {
-        /// `scalars[i] * base` for every `i`, in stored (affine) form.
-        pub fn $name(base: $proj, scalars: &[Scalar]) -> Vec<$base> {
-            if scalars.is_empty() {
-                return Vec::new();
-            }
-            let c = window_bits(scalars.len());
+    ($name:ident, $table:ident, $proj:ty, $base:ty, $normalize:ident, $to_affine:ident) => {
+        /// The window table for `c`-bit windows over 255-bit scalars: entry
+        /// `w * (2^c - 1) + d - 1` is `d * 2^(c*w) * base`, in stored (affine) form.
+        pub fn $table(base: $proj, c: usize) -> Vec<$base> {
             let windows = SCALAR_BITS.div_ceil(c);
             let per = (1usize << c) - 1;
-            // tables[w * per + d - 1] = d * 2^(c*w) * base
             let mut window_bases = Vec::with_capacity(windows);
             let mut b = base;
             for _ in 0..windows {
@@ -61,8 +59,18 @@ macro_rules! fixed_base_impl {
                     })
                 })
                 .collect();
-            let table: Vec<_> = $normalize(&proj).par_iter().map($to_affine).collect();
-            drop(proj);
+            $normalize(&proj)
+        }
+
+        /// `scalars[i] * base` for every `i`, in stored (affine) form.
+        pub fn $name(base: $proj, scalars: &[Scalar]) -> Vec<$base> {
+            if scalars.is_empty() {
+                return Vec::new();
+            }
+            let c = window_bits(scalars.len());
+            let windows = SCALAR_BITS.div_ceil(c);
+            let per = (1usize << c) - 1;
+            let table: Vec<_> = $table(base, c).par_iter().map($to_affine).collect();
 
             let mut out = vec![<$base>::default(); scalars.len()];
             out.par_chunks_mut(RESULTS_PER_TASK)
@@ -87,8 +95,22 @@ macro_rules! fixed_base_impl {
     };
 }
 
-fixed_base_impl!(fixed_base_g1, G1Projective, G1Base, normalize_g1, g1_affine);
-fixed_base_impl!(fixed_base_g2, G2Projective, G2Base, normalize_g2, g2_affine);
+fixed_base_impl!(
+    fixed_base_g1,
+    window_table_g1,
+    G1Projective,
+    G1Base,
+    normalize_g1,
+    g1_affine
+);
+fixed_base_impl!(
+    fixed_base_g2,
+    window_table_g2,
+    G2Projective,
+    G2Base,
+    normalize_g2,
+    g2_affine
+);
 
 #[cfg(test)]
 mod tests {

@@ -10,16 +10,19 @@
 //! Working from the PCE's matrices and fixed-base window tables makes it much faster than
 //! re-synthesizing the circuit.
 
+use std::time::{Duration, Instant};
+
 use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::{BatchInvert, Field};
 use group::Group;
 use rand_core::RngCore;
 use rayon::prelude::*;
 
+use crate::backend::{CpuBackend, ProvingBackend};
+use crate::device::DeviceGuard;
 use crate::domain::{powers_into, Domain};
 use crate::error::{Error, Result};
-use crate::fixed_base::{fixed_base_g1, fixed_base_g2};
-use crate::msm::g1_affine;
+use crate::msm::{g1_affine, G1Base};
 use crate::pce::matrix::INPUT_BIT;
 use crate::pce::Pce;
 use crate::srs::{Parameters, VerifyingKey};
@@ -111,8 +114,41 @@ pub fn generate_insecure_parameters<R: RngCore>(pce: &Pce, rng: &mut R) -> Resul
     generate_parameters_with(pce, &Trapdoor::random(rng))
 }
 
-/// Generates parameters for the circuit `pce` records with the given trapdoor.
+/// Generates parameters for the circuit `pce` records with the given trapdoor, on the CPU.
 pub fn generate_parameters_with(pce: &Pce, t: &Trapdoor) -> Result<Parameters> {
+    let cpu = CpuBackend::new();
+    let g = cpu.device().lock();
+    Ok(generate_parameters_on(&cpu, &g, pce, t)?.0)
+}
+
+/// Where the time of a parameter generation went.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GenerationTimings {
+    /// The Lagrange basis at tau and the QAP polynomials of every variable evaluated there.
+    pub qap: Duration,
+    /// The G1 fixed-base multiplications (H, L, A, B and the verifying key's IC).
+    pub g1: Duration,
+    /// The G2 fixed-base multiplications (B).
+    pub g2: Duration,
+    /// G1 points made.
+    pub g1_points: usize,
+    /// G2 points made.
+    pub g2_points: usize,
+}
+
+/// Generates parameters for the circuit `pce` records with the given trapdoor, running the
+/// fixed-base multiplications on `backend` under `g` (its device's guard). Each query's
+/// scalars are dropped once its points exist, so the peak holds one query's scalars beside
+/// the points.
+pub fn generate_parameters_on(
+    backend: &dyn ProvingBackend,
+    g: &DeviceGuard<'_>,
+    pce: &Pce,
+    t: &Trapdoor,
+) -> Result<(Parameters, GenerationTimings)> {
+    g.check(backend.device())?;
+    let mut timings = GenerationTimings::default();
+    let started = Instant::now();
     let domain = Domain::for_size(pce.num_constraints())?;
     let n = domain.size();
     let ni = pce.num_inputs();
@@ -147,10 +183,11 @@ pub fn generate_parameters_with(pce: &Pce, t: &Trapdoor) -> Result<Parameters> {
     a_scalars.extend(d.a_aux.iter_ones().map(|i| qap.u[ni + i]));
     let mut b_scalars: Vec<Scalar> = d.b_input.iter_ones().map(|i| qap.v[i]).collect();
     b_scalars.extend(d.b_aux.iter_ones().map(|i| qap.v[ni + i]));
+    drop(qap);
     let mut h_scalars = vec![Scalar::ZERO; n - 1];
     let z_tau = tau.pow_vartime([n as u64]) - Scalar::ONE;
     powers_into(&mut h_scalars, tau, 0, z_tau * delta_inv);
-    drop(qap);
+    timings.qap = started.elapsed();
 
     // A zero query scalar would write the point at infinity, which readers refuse: it means
     // the trapdoor hit a root of some polynomial (negligible) or a variable is unconstrained.
@@ -161,25 +198,31 @@ pub fn generate_parameters_with(pce: &Pce, t: &Trapdoor) -> Result<Parameters> {
         ("b", &b_scalars),
         ("ic", &ic_scalars),
     ] {
-        if let Some(i) = v.iter().position(|x| bool::from(x.is_zero())) {
+        if let Some(i) = v.par_iter().position_any(|x| bool::from(x.is_zero())) {
             return Err(Error::ParamsMismatch(format!(
                 "query {what} entry {i} is zero: an unconstrained variable, or an unlucky seed"
             )));
         }
     }
 
+    let g2_started = Instant::now();
+    let b_g2 = backend.fixed_base_g2(g, &b_scalars)?;
+    timings.g2 = g2_started.elapsed();
+    timings.g2_points = b_g2.len();
+    let g1_started = Instant::now();
+    let mut g1_query = |scalars: Vec<Scalar>| -> Result<Vec<G1Base>> {
+        timings.g1_points += scalars.len();
+        backend.fixed_base_g1(g, &scalars)
+    };
+    let b_g1 = g1_query(b_scalars)?;
+    let h = g1_query(h_scalars)?;
+    let l = g1_query(l_scalars)?;
+    let a = g1_query(a_scalars)?;
+    let ic = g1_query(ic_scalars)?.iter().map(g1_affine).collect();
+    timings.g1 = g1_started.elapsed();
+
     let g1 = G1Projective::generator();
     let g2 = G2Projective::generator();
-    let h = fixed_base_g1(g1, &h_scalars);
-    let l = fixed_base_g1(g1, &l_scalars);
-    let a = fixed_base_g1(g1, &a_scalars);
-    let b_g1 = fixed_base_g1(g1, &b_scalars);
-    let b_g2 = fixed_base_g2(g2, &b_scalars);
-    let ic: Vec<_> = fixed_base_g1(g1, &ic_scalars)
-        .iter()
-        .map(g1_affine)
-        .collect();
-
     let vk = VerifyingKey {
         alpha_g1: (g1 * alpha).into(),
         beta_g1: (g1 * beta).into(),
@@ -189,5 +232,5 @@ pub fn generate_parameters_with(pce: &Pce, t: &Trapdoor) -> Result<Parameters> {
         delta_g2: (g2 * delta).into(),
         ic,
     };
-    Ok(Parameters::new(vk, h, l, a, b_g1, b_g2))
+    Ok((Parameters::new(vk, h, l, a, b_g1, b_g2), timings))
 }

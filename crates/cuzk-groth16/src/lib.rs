@@ -59,8 +59,13 @@ pub use device::{Device, DeviceGuard, DeviceInfo, Health, VramReservation};
 pub use direct::{synthesize_direct, EvaluatingCs};
 pub use domain::Domain;
 pub use error::{Error, Result};
-pub use fixed_base::{fixed_base_g1, fixed_base_g2};
-pub use generator::{generate_insecure_parameters, generate_parameters_with, Trapdoor};
+pub use fixed_base::{
+    fixed_base_g1, fixed_base_g2, window_bits, window_table_g1, window_table_g2, SCALAR_BITS,
+};
+pub use generator::{
+    generate_insecure_parameters, generate_parameters_on, generate_parameters_with,
+    GenerationTimings, Trapdoor,
+};
 pub use msm::{G1Base, G2Base};
 pub use pce::{
     CoeffIndices, Grow, Matrix, Pce, PceHeader, PceStats, RecordingCs, PCE_FORMAT_VERSION,

@@ -1,0 +1,110 @@
+//! Fixed-base multiplications on the GPU, for parameter generation: every scalar times the
+//! generator of G1 or G2. The window table is built on the host (the same table the CPU
+//! path uses) and uploaded once; the scalars stream through the device in chunks sized to
+//! the budget, each chunk's affine results copied straight into the output.
+
+use blstrs::{G1Projective, G2Projective, Scalar};
+use cuzk_groth16::{window_bits, window_table_g1, window_table_g2, G1Base, G2Base, SCALAR_BITS};
+use group::Group;
+
+use crate::device::Held;
+use crate::error::CudaError;
+use crate::ffi;
+use crate::vram;
+
+/// Points a chunk holds at most: 2^24 scalars and results are 2 GiB of G1, 3.5 GiB of G2.
+const MAX_CHUNK: u64 = 1 << 24;
+
+/// The C entry point of one group.
+type Entry = unsafe extern "C" fn(
+    u32,
+    *const std::ffi::c_void,
+    u32,
+    u32,
+    *const std::ffi::c_void,
+    usize,
+    usize,
+    *mut std::ffi::c_void,
+) -> ffi::Status;
+
+/// Runs `entry` over `scalars` with `table` (c-bit windows), reserving the table and one
+/// chunk from the budget first; `out` has one entry per scalar.
+fn run<B: Copy>(
+    held: Held<'_>,
+    what: &str,
+    entry: Entry,
+    group: vram::Group,
+    table: &[B],
+    c: usize,
+    scalars: &[Scalar],
+    out: &mut [B],
+) -> Result<(), CudaError> {
+    assert_eq!(out.len(), scalars.len(), "one result a scalar");
+    let points = table.len() as u64;
+    let max = (scalars.len() as u64).min(MAX_CHUNK);
+    // The largest chunk the budget has room for now; at least one point, so that a budget
+    // without room is refused by the reservation with its own error.
+    let chunk = vram::fixed_base_chunk(points, held.available(), max, group).max(1);
+    let _mem = held.alloc(what, vram::fixed_base(points, chunk, group))?;
+    let windows = SCALAR_BITS.div_ceil(c);
+    // SAFETY: `table` holds windows * (2^c - 1) points and `scalars`/`out` n entries each, in
+    // the blst layouts the C side reads and writes (Montgomery Fr, blst affine points); the
+    // C side checks the window shape and copies at most n results into `out`.
+    let status = unsafe {
+        entry(
+            held.index(),
+            table.as_ptr().cast(),
+            c as u32,
+            windows as u32,
+            scalars.as_ptr().cast(),
+            scalars.len(),
+            chunk as usize,
+            out.as_mut_ptr().cast(),
+        )
+    };
+    ffi::check(status, what)
+}
+
+/// `scalars[i]` times the generator of G1, affine, for every `i`.
+pub(crate) fn g1(held: Held<'_>, scalars: &[Scalar]) -> Result<Vec<G1Base>, CudaError> {
+    let mut out = vec![G1Base::default(); scalars.len()];
+    if scalars.is_empty() {
+        return Ok(out);
+    }
+    let c = window_bits(scalars.len());
+    let table = window_table_g1(G1Projective::generator(), c);
+    let entry: Entry = ffi::cuzk_cuda_fixed_base_g1;
+    run(
+        held,
+        "G1 fixed-base multiplication",
+        entry,
+        vram::G1,
+        &table,
+        c,
+        scalars,
+        &mut out,
+    )?;
+    Ok(out)
+}
+
+/// `scalars[i]` times the generator of G2, affine, for every `i`.
+pub(crate) fn g2(held: Held<'_>, scalars: &[Scalar]) -> Result<Vec<G2Base>, CudaError> {
+    let mut out = vec![G2Base::default(); scalars.len()];
+    if scalars.is_empty() {
+        return Ok(out);
+    }
+    let c = window_bits(scalars.len());
+    let table = window_table_g2(G2Projective::generator(), c);
+    let entry: Entry = ffi::cuzk_cuda_fixed_base_g2;
+    run(
+        held,
+        "G2 fixed-base multiplication",
+        entry,
+        vram::G2,
+        &table,
+        c,
+        scalars,
+        &mut out,
+    )?;
+    Ok(out)
+}
