@@ -69,15 +69,15 @@ impl CircuitSpec {
     }
 
     /// Records the constraint system of this circuit from storage-proofs' blank circuit (the
-    /// one parameter generation synthesizes).
+    /// one parameter generation synthesizes); WindowPoSt's sector groups in parallel.
     pub fn extract_pce(&self) -> Result<Pce> {
-        self.extract_pce_within(&mut |_| Ok(()))
+        with_tree!(self.size, extract_blank(self, None))
     }
 
     /// [`CircuitSpec::extract_pce`], asking `grow` for the recording's host memory before it
-    /// is allocated (see [`Pce::extract_within`]).
+    /// is allocated, on one thread (see [`Pce::extract_within`]).
     pub fn extract_pce_within(&self, grow: &mut Grow<'_>) -> Result<Pce> {
-        with_tree!(self.size, extract_blank(self, grow))
+        with_tree!(self.size, extract_blank(self, Some(grow)))
     }
 }
 
@@ -123,9 +123,17 @@ type PoseidonTree<Tree> = storage_proofs_core::merkle::LCTree<
 
 fn extract_blank<Tree: 'static + MerkleTreeTrait>(
     spec: &CircuitSpec,
-    grow: &mut Grow<'_>,
+    grow: Option<&mut Grow<'_>>,
 ) -> Result<Pce> {
     let id = &spec.identifier;
+    macro_rules! extract {
+        ($c:expr) => {
+            match grow {
+                Some(g) => Pce::extract_within(id, $c, g)?,
+                None => Pce::extract(id, $c)?,
+            }
+        };
+    }
     let pce = match spec.kind {
         ProofKind::PoRep => {
             let pp = public_params::<Tree>(&SealProof::of(spec.size, 1).porep_config())
@@ -135,7 +143,7 @@ fn extract_blank<Tree: 'static + MerkleTreeTrait>(
                     StackedDrg<'_, Tree, DefaultPieceHasher>,
                     _,
                 >>::blank_circuit(&pp);
-            Pce::extract_within(id, c, grow)?
+            extract!(c)
         }
         ProofKind::WindowPoSt | ProofKind::WinningPoSt => {
             let cfg = PoStProof::current(spec.kind, spec.size).post_config();
@@ -149,7 +157,7 @@ fn extract_blank<Tree: 'static + MerkleTreeTrait>(
                 FallbackPoSt<'_, Tree>,
                 _,
             >>::blank_circuit(&pp);
-            Pce::extract_within(id, c, grow)?
+            extract!(c)
         }
         ProofKind::SnapDeals => {
             let pp = storage_proofs_update::PublicParams::from_sector_size(spec.size.bytes());
@@ -158,7 +166,7 @@ fn extract_blank<Tree: 'static + MerkleTreeTrait>(
                     EmptySectorUpdate<PoseidonTree<Tree>>,
                     _,
                 >>::blank_circuit(&pp);
-            Pce::extract_within(id, c, grow)?
+            extract!(c)
         }
     };
     Ok(pce)
@@ -170,4 +178,34 @@ pub fn all_circuits(size: SectorSize) -> Result<Vec<CircuitSpec>> {
         .into_iter()
         .map(|k| CircuitSpec::of(k, size))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A budgeted extraction records sequentially, the unbudgeted one builds WindowPoSt's
+    /// sector groups as child systems in parallel and merges them: the two PCEs must be the
+    /// same, or witnesses (synthesized through child systems) would not line up with the
+    /// recorded columns.
+    #[test]
+    fn sequential_and_parallel_recordings_are_identical() {
+        for kind in [ProofKind::WindowPoSt, ProofKind::WinningPoSt] {
+            let spec = CircuitSpec::of(kind, SectorSize::S2KiB).unwrap();
+            let parallel = spec.extract_pce().unwrap();
+            let mut asked = 0u64;
+            let sequential = spec
+                .extract_pce_within(&mut |peak| {
+                    asked = asked.max(peak);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(parallel.fingerprint(), sequential.fingerprint(), "{kind}");
+            assert_eq!(parallel.stats(), sequential.stats(), "{kind}");
+            assert!(
+                asked > 0,
+                "{kind}: the sequential recording asked for its memory"
+            );
+        }
+    }
 }

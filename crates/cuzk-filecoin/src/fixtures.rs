@@ -1,8 +1,9 @@
 //! Test fixtures: a real sealed 2 KiB sector, the inputs clients would send for all four proof
 //! kinds, and **insecure** parameters for their circuits.
 //!
-//! The parameters come from [`cuzk_groth16::generate_insecure_parameters`] on each circuit's
-//! recorded constraint system, with a trapdoor from a fixed seed: anyone can forge proofs
+//! The parameters come from [`cuzk_groth16::generate_parameters_on`] on each circuit's
+//! recorded constraint system (its fixed-base multiplications on the CPU here, on a GPU where
+//! the caller passes one), with a trapdoor from a fixed seed: anyone can forge proofs
 //! against them. They carry the official v28 file names (so filecoin-proofs' prover and
 //! verifiers load them) and are marked test-only in the manifest; keep them away from a
 //! production parameter directory.
@@ -37,6 +38,8 @@ use filecoin_proofs::{
 use rand::{Rng, RngCore, SeedableRng};
 use serde::{Deserialize, Serialize};
 use storage_proofs_core::sector::SectorId;
+
+use cuzk_groth16::{generate_parameters_on, CpuBackend, ProvingBackend, Trapdoor};
 
 use crate::circuit::CircuitSpec;
 use crate::decode::{C1Output, C1VanillaProofs, C1Wrapper};
@@ -242,6 +245,8 @@ pub trait Progress {
     fn step(&self, msg: &str);
     /// The step ended after `took`.
     fn done(&self, took: Duration);
+    /// A detail of the step that just ended.
+    fn note(&self, _msg: &str) {}
 }
 
 /// Prints nothing.
@@ -279,12 +284,16 @@ pub(crate) fn ensure_params(
     spec: &CircuitSpec,
     dir: &Path,
     store: &CircuitStore,
+    backend: &dyn ProvingBackend,
     progress: &dyn Progress,
 ) -> Result<ParamEntry> {
     let params_path = dir.join(spec.params_file_name());
     let vk_path = dir.join(spec.vk_file_name());
     let sidecar = params_path.with_extension("params.blake3");
+    let t = Instant::now();
+    progress.step(&format!("PCE of {}", spec.identifier));
     let pce = store.pce(spec)?;
+    progress.done(t.elapsed());
     let entry = |blake3: String| ParamEntry {
         kind: spec.kind.name().into(),
         identifier: spec.identifier.clone(),
@@ -311,12 +320,31 @@ pub(crate) fn ensure_params(
         pce.num_constraints()
     ));
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(PARAMS_SEED ^ spec.kind as u64);
-    let params = cuzk_groth16::generate_insecure_parameters(&pce, &mut rng)?;
+    let trapdoor = Trapdoor::random(&mut rng);
+    let (params, timings) = {
+        let g = backend.device().lock();
+        generate_parameters_on(backend, &g, &pce, &trapdoor)?
+    };
+    let generated = t.elapsed();
     write_file(&params_path, |w| params.write(w))?;
     write_file(&vk_path, |w| params.vk.write(w))?;
+    drop(params);
+    let written = t.elapsed();
     let digest = blake3_file(&params_path)?;
     fs::write(&sidecar, &digest).map_err(|e| Error::io(&sidecar, e))?;
     progress.done(t.elapsed());
+    progress.note(&format!(
+        "QAP at tau {:.1} s; {} G1 points in {:.1} s and {} G2 points in {:.1} s on {}; \
+         written in {:.1} s, hashed in {:.1} s",
+        timings.qap.as_secs_f64(),
+        timings.g1_points,
+        timings.g1.as_secs_f64(),
+        timings.g2_points,
+        timings.g2.as_secs_f64(),
+        backend.name(),
+        (written - generated).as_secs_f64(),
+        (t.elapsed() - written).as_secs_f64(),
+    ));
     Ok(entry(digest))
 }
 
@@ -712,12 +740,14 @@ pub fn ensure_fixtures(out: &Path, size: SectorSize, progress: &dyn Progress) ->
     let params_dir = out.join("params");
     fs::create_dir_all(&params_dir).map_err(|e| Error::io(&params_dir, e))?;
     let store = fixture_store(out);
+    let cpu = CpuBackend::new();
     let mut params = Vec::new();
     for kind in ProofKind::ALL {
         params.push(ensure_params(
             &CircuitSpec::of(kind, size)?,
             &params_dir,
             &store,
+            &cpu,
             progress,
         )?);
     }

@@ -6,18 +6,20 @@
 //! proof (2,349 at 32 GiB).
 //!
 //! **Insecure** parameters are made for the WinningPoSt circuit (0.37M constraints at 32 GiB,
-//! quick on a CPU), so a production-size WinningPoSt proves and verifies end to end.
+//! quick on a CPU), so a production-size WinningPoSt proves and verifies end to end; and, when
+//! asked ([`ScaleOptions::window_params`]), for the WindowPoSt circuit (125M constraints at
+//! 32 GiB: about 400M G1 points, whose fixed-base multiplications belong on a GPU, which the
+//! caller passes as the backend).
 //!
 //! Not generated here yet: PoRep C1 and SnapDeals inputs of these shapes (which cannot verify
-//! without sealing, and will be marked timing-only) and parameters of the other circuits
-//! (100M constraints and more: their fixed-base multiplications belong on a GPU). The manifest
-//! lists what is missing.
+//! without sealing, and will be marked timing-only) and parameters of those circuits. The
+//! manifest lists what is missing.
 //!
 //! Layout of the output folder:
 //! ```text
 //! manifest.json      sizes, ids, randomness, file names (see [`ScaleManifest`])
 //! inputs/            winning-0.bin, window-<i>.bin (bincode vanilla proofs, one per sector)
-//! params/            INSECURE v28 WinningPoSt parameters (+ .blake3 sidecar)
+//! params/            INSECURE v28 WinningPoSt (and WindowPoSt) parameters (+ .blake3 sidecars)
 //! cache/             the circuits' PCEs
 //! ```
 
@@ -26,6 +28,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
+use cuzk_groth16::ProvingBackend;
 use filecoin_proofs::MerkleTreeTrait;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -59,7 +62,7 @@ pub struct ScaleManifest {
     pub winning: PoStFixture,
     /// WindowPoSt: one full partition.
     pub window: PoStFixture,
-    /// The INSECURE parameters made (WinningPoSt's).
+    /// The INSECURE parameters made (WinningPoSt's, and WindowPoSt's when asked).
     pub params: Vec<ParamEntry>,
     /// Inputs and parameters of this size not generated yet.
     pub missing: Vec<String>,
@@ -76,10 +79,31 @@ impl ScaleManifest {
     }
 }
 
-/// Writes the PoSt inputs of `size` (32 GiB or 64 GiB) into `out`.
+/// What [`scale_fixtures`] makes besides the PoSt inputs and the WinningPoSt parameters, and
+/// where.
+#[derive(Clone, Copy)]
+pub struct ScaleOptions<'a> {
+    /// Also the WindowPoSt circuit's insecure parameters.
+    pub window_params: bool,
+    /// The backend the parameters' fixed-base multiplications run on.
+    pub backend: &'a dyn ProvingBackend,
+}
+
+impl std::fmt::Debug for ScaleOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScaleOptions")
+            .field("window_params", &self.window_params)
+            .field("backend", &self.backend.name())
+            .finish()
+    }
+}
+
+/// Writes the PoSt inputs of `size` (32 GiB or 64 GiB) into `out`, with the parameters
+/// `opts` asks for.
 pub fn scale_fixtures(
     out: &Path,
     size: SectorSize,
+    opts: ScaleOptions<'_>,
     progress: &dyn Progress,
 ) -> Result<ScaleManifest> {
     if !matches!(size, SectorSize::S32GiB | SectorSize::S64GiB) {
@@ -88,12 +112,13 @@ pub fn scale_fixtures(
         ))
         .into());
     }
-    with_tree!(size, generate(out, size, progress))
+    with_tree!(size, generate(out, size, opts, progress))
 }
 
 fn generate<Tree: 'static + MerkleTreeTrait>(
     out: &Path,
     size: SectorSize,
+    opts: ScaleOptions<'_>,
     progress: &dyn Progress,
 ) -> Result<ScaleManifest> {
     let inputs = out.join("inputs");
@@ -139,12 +164,28 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
     )?;
     let params_dir = out.join("params");
     fs::create_dir_all(&params_dir).map_err(|e| Error::io(&params_dir, e))?;
-    let winning_params = ensure_params(
-        &CircuitSpec::of(ProofKind::WinningPoSt, size)?,
-        &params_dir,
-        &fixture_store(out),
-        progress,
-    )?;
+    let store = fixture_store(out);
+    let mut kinds = vec![ProofKind::WinningPoSt];
+    if opts.window_params {
+        kinds.push(ProofKind::WindowPoSt);
+    }
+    let mut params = Vec::new();
+    for kind in kinds {
+        let spec = CircuitSpec::of(kind, size)?;
+        params.push(ensure_params(
+            &spec,
+            &params_dir,
+            &store,
+            opts.backend,
+            progress,
+        )?);
+    }
+    let mut missing = vec!["PoRep C1 and SnapDeals inputs of this size (timing only)".to_owned()];
+    missing.push(if opts.window_params {
+        "parameters of the PoRep and SnapDeals circuits of this size".into()
+    } else {
+        "parameters of the PoRep, SnapDeals and WindowPoSt circuits of this size".into()
+    });
     let m = ScaleManifest {
         sector_size: size.bytes(),
         miner_id: FIXTURE_MINER_ID,
@@ -153,11 +194,8 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
             .into(),
         winning,
         window,
-        params: vec![winning_params],
-        missing: vec![
-            "PoRep C1 and SnapDeals inputs of this size (timing only)".into(),
-            "parameters of the PoRep, SnapDeals and WindowPoSt circuits of this size".into(),
-        ],
+        params,
+        missing,
     };
     let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::proofs(format!("json: {e}")))?;
     write_file(&out.join(MANIFEST), |w| w.write_all(&json))?;

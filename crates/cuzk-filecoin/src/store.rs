@@ -370,16 +370,21 @@ impl CircuitStore {
         if let Some(p) = self.stored_pce(spec)? {
             return Ok(p);
         }
-        // The recording's memory is reserved before it is allocated, up to the most it holds
-        // at once; what the PCE keeps stays reserved, the rest is returned.
+        // Under a budget the recording's memory is reserved before it is allocated, up to the
+        // most it holds at once (one thread, so that all of it is asked for); what the PCE
+        // keeps stays reserved, the rest is returned. Without one it records in parallel.
         let mut held: Option<Reservation> = None;
-        let mut grow = |peak: u64| -> std::result::Result<(), String> {
-            self.reserve_to(spec, &mut held, peak).map_err(|e| match e {
-                Error::Params { reason, .. } => format!("PCE of {}: {reason}", spec.srs_id()),
-                e => e.to_string(),
-            })
+        let pce = if self.budget.is_some() {
+            let mut grow = |peak: u64| -> std::result::Result<(), String> {
+                self.reserve_to(spec, &mut held, peak).map_err(|e| match e {
+                    Error::Params { reason, .. } => format!("PCE of {}: {reason}", spec.srs_id()),
+                    e => e.to_string(),
+                })
+            };
+            spec.extract_pce_within(&mut grow)?
+        } else {
+            spec.extract_pce()?
         };
-        let pce = spec.extract_pce_within(&mut grow)?;
         std::fs::create_dir_all(&self.pce_dir).map_err(|e| Error::io(&self.pce_dir, e))?;
         pce.save(&self.pce_path(spec))?;
         self.keep_pce(spec, pce, held)

@@ -149,10 +149,15 @@ fn window_post_32gib_partition_of_2349_sectors_verifies() {
 #[test]
 fn winning_post_32gib_proves_and_verifies_end_to_end() {
     use cuzk_filecoin::fixtures::{bind_fixture_dirs, fixture_store, unhex, Quiet};
-    use cuzk_filecoin::fixtures_scale::{scale_fixtures, ScaleManifest};
+    use cuzk_filecoin::fixtures_scale::{scale_fixtures, ScaleManifest, ScaleOptions};
     let dir = tempfile::tempdir().unwrap();
     bind_fixture_dirs(dir.path()).unwrap();
-    let m = scale_fixtures(dir.path(), SectorSize::S32GiB, &Quiet).unwrap();
+    let cpu = cuzk_groth16::CpuBackend::new();
+    let opts = ScaleOptions {
+        window_params: false,
+        backend: &cpu,
+    };
+    let m = scale_fixtures(dir.path(), SectorSize::S32GiB, opts, &Quiet).unwrap();
     assert_eq!(ScaleManifest::load(dir.path()).unwrap(), m);
     assert_eq!(m.window.vanilla.len(), 2349);
     let w = &m.winning;

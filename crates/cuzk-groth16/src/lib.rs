@@ -68,7 +68,8 @@ pub use generator::{
 };
 pub use msm::{G1Base, G2Base};
 pub use pce::{
-    CoeffIndices, Grow, Matrix, Pce, PceHeader, PceStats, RecordingCs, PCE_FORMAT_VERSION,
+    CoeffIndices, Grow, Matrix, Pce, PceHeader, PceStats, RecordingCs, SequentialRecordingCs,
+    PCE_FORMAT_VERSION,
 };
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{

@@ -34,4 +34,8 @@ impl Progress for Spinner {
             eprintln!("{msg}: done in {:.1} s", took.as_secs_f64());
         }
     }
+
+    fn note(&self, msg: &str) {
+        eprintln!("  {msg}");
+    }
 }

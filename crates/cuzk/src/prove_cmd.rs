@@ -164,6 +164,13 @@ pub struct FixturesArgs {
     /// Output folder.
     #[arg(long)]
     out: PathBuf,
+    /// With 32GiB / 64GiB: also INSECURE parameters for the WindowPoSt circuit (125M
+    /// constraints at 32 GiB; minutes with --backend cuda, far longer on a CPU).
+    #[arg(long)]
+    window_params: bool,
+    /// Where the parameters' fixed-base multiplications run (32GiB / 64GiB).
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
 /// Runs `cuzk fixtures`.
@@ -171,8 +178,17 @@ pub fn fixtures(args: FixturesArgs) -> Result<(), CliError> {
     let size = SectorSize::parse(&args.sector_size).map_err(|e| CliError::input(e.to_string()))?;
     if matches!(size, SectorSize::S32GiB | SectorSize::S64GiB) {
         let t = Instant::now();
-        let m =
-            cuzk_filecoin::fixtures_scale::scale_fixtures(&args.out, size, &Spinner::default())?;
+        let backend = backends::open(&args.backend)?;
+        let opts = cuzk_filecoin::fixtures_scale::ScaleOptions {
+            window_params: args.window_params,
+            backend: backend.as_ref(),
+        };
+        let m = cuzk_filecoin::fixtures_scale::scale_fixtures(
+            &args.out,
+            size,
+            opts,
+            &Spinner::default(),
+        )?;
         println!(
             "{size} PoSt inputs in {} ({:.1} s): WinningPoSt 1 sector, WindowPoSt {} sectors; \
              not generated: {}",
@@ -182,6 +198,11 @@ pub fn fixtures(args: FixturesArgs) -> Result<(), CliError> {
             m.missing.join("; ")
         );
         return Ok(());
+    }
+    if args.window_params || args.backend.backend != backends::BackendKind::Cpu {
+        return Err(CliError::input(
+            "--window-params and --backend apply to 32GiB and 64GiB fixtures only",
+        ));
     }
     bind_fixture_dirs(&args.out)?;
     let t = Instant::now();

@@ -21,7 +21,7 @@ use ff::Field;
 
 pub use file::{PceHeader, PCE_FORMAT_VERSION};
 pub use matrix::{CoeffIndices, Matrix};
-pub use record::{Grow, RecordingCs};
+pub use record::{Grow, RecordingCs, SequentialRecordingCs};
 
 use crate::assignment::{Density, ProvingAssignment, Witness};
 use crate::error::{Error, Result};
@@ -68,30 +68,33 @@ impl Pce {
     /// Records the constraint structure of `circuit` under the name `circuit_id`.
     ///
     /// The circuit's assignment closures are not called, so a circuit without witness values
-    /// records the same matrices as one with them.
+    /// records the same matrices as one with them. Circuits that synthesize through child
+    /// systems build them in parallel.
     pub fn extract<C: Circuit<Scalar>>(circuit_id: &str, circuit: C) -> Result<Self> {
-        Self::record(circuit_id, circuit, RecordingCs::new())
+        let mut cs = RecordingCs::new();
+        let done = synthesize_into(&mut cs, circuit);
+        Self::sealed(circuit_id, cs, done)
     }
 
     /// [`Pce::extract`], asking `grow` for the recording's host memory before it is allocated
-    /// (see [`RecordingCs::within`]); a refusal ends the extraction with
-    /// [`Error::TooLarge`] naming it.
+    /// (see [`RecordingCs::within`]); a refusal ends the extraction with [`Error::TooLarge`]
+    /// naming it. The recording is sequential ([`SequentialRecordingCs`]) so that all of it
+    /// is asked for: one thread, also for circuits [`Pce::extract`] builds in parallel.
     pub fn extract_within<C: Circuit<Scalar>>(
         circuit_id: &str,
         circuit: C,
         grow: &mut Grow<'_>,
     ) -> Result<Self> {
-        Self::record(circuit_id, circuit, RecordingCs::within(grow))
+        let mut cs = SequentialRecordingCs(RecordingCs::within(grow));
+        let done = synthesize_into(&mut cs, circuit);
+        Self::sealed(circuit_id, cs.0, done)
     }
 
-    fn record<C: Circuit<Scalar>>(
+    fn sealed(
         circuit_id: &str,
-        circuit: C,
-        mut cs: RecordingCs<'_>,
+        cs: RecordingCs<'_>,
+        done: std::result::Result<(), bellpepper_core::SynthesisError>,
     ) -> Result<Self> {
-        let done = cs
-            .alloc_input(|| "one", || Ok(Scalar::ONE))
-            .and_then(|_| circuit.synthesize(&mut cs));
         if let Some(e) = cs.refused() {
             return Err(Error::TooLarge(format!(
                 "extracting {circuit_id}: host memory refused: {e}"
@@ -229,4 +232,13 @@ impl Pce {
             density: self.density.clone(),
         })
     }
+}
+
+/// Allocates the constant ONE as input 0, then synthesizes `circuit` into `cs`.
+fn synthesize_into<CS: ConstraintSystem<Scalar>, C: Circuit<Scalar>>(
+    cs: &mut CS,
+    circuit: C,
+) -> std::result::Result<(), bellpepper_core::SynthesisError> {
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize(cs)
 }

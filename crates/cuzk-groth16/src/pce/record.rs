@@ -16,8 +16,11 @@
 //! the recording's memory before it exists. A refusal stops the recording: the next variable
 //! allocation fails and the extraction returns the refusal. Child systems that an extensible
 //! circuit builds on its own (WindowPoSt builds its sector groups in parallel, then extends
-//! the parent with them) have no callback: their memory is asked for when they are merged,
-//! not while they are built, so such a circuit can hold up to twice what was asked.
+//! the parent with them) could not be asked for: so a budgeted recording is made through
+//! [`SequentialRecordingCs`], which is not extensible, and such a circuit synthesizes into it
+//! directly, one thread, every matrix buffer asked for. The variables, constraints and
+//! densities are the same either way (children are merged in order, their inputs after the
+//! parent's), which a test checks on WindowPoSt.
 
 use std::collections::HashMap;
 
@@ -467,5 +470,62 @@ impl ConstraintSystem<Scalar> for RecordingCs<'_> {
         self.density.extend(&other.density, input_base, aux_base);
         self.num_inputs += other.num_inputs.saturating_sub(1);
         self.num_aux += other.num_aux;
+    }
+}
+
+/// A [`RecordingCs`] that is not extensible: a circuit that would build child systems in
+/// parallel synthesizes into this one directly instead, so all of its memory goes through the
+/// recording's callback (see the module docs). Slower for such circuits (one thread), the
+/// same recording.
+#[derive(Debug)]
+pub struct SequentialRecordingCs<'g>(pub RecordingCs<'g>);
+
+impl ConstraintSystem<Scalar> for SequentialRecordingCs<'_> {
+    type Root = Self;
+
+    fn new() -> Self {
+        SequentialRecordingCs(RecordingCs::new())
+    }
+
+    fn alloc<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.alloc(a, f)
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.alloc_input(a, f)
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, ann: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        self.0.enforce(ann, a, b, c)
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
     }
 }
