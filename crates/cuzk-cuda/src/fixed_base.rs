@@ -5,7 +5,7 @@
 
 use blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::{window_bits, window_table_g1, window_table_g2, G1Base, G2Base, SCALAR_BITS};
-use group::Group;
+use group::Group as _;
 
 use crate::device::Held;
 use crate::error::CudaError;
@@ -27,13 +27,30 @@ type Entry = unsafe extern "C" fn(
     *mut std::ffi::c_void,
 ) -> ffi::Status;
 
-/// Runs `entry` over `scalars` with `table` (c-bit windows), reserving the table and one
-/// chunk from the budget first; `out` has one entry per scalar.
+/// One group's kernel entry point and device sizes.
+struct Kernel {
+    what: &'static str,
+    entry: Entry,
+    sizes: vram::Group,
+}
+
+const G1: Kernel = Kernel {
+    what: "G1 fixed-base multiplication",
+    entry: ffi::cuzk_cuda_fixed_base_g1,
+    sizes: vram::G1,
+};
+
+const G2: Kernel = Kernel {
+    what: "G2 fixed-base multiplication",
+    entry: ffi::cuzk_cuda_fixed_base_g2,
+    sizes: vram::G2,
+};
+
+/// Runs `group`'s kernel over `scalars` with `table` (c-bit windows), reserving the table and
+/// one chunk from the budget first; `out` has one entry per scalar.
 fn run<B: Copy>(
     held: Held<'_>,
-    what: &str,
-    entry: Entry,
-    group: vram::Group,
+    group: &Kernel,
     table: &[B],
     c: usize,
     scalars: &[Scalar],
@@ -44,14 +61,14 @@ fn run<B: Copy>(
     let max = (scalars.len() as u64).min(MAX_CHUNK);
     // The largest chunk the budget has room for now; at least one point, so that a budget
     // without room is refused by the reservation with its own error.
-    let chunk = vram::fixed_base_chunk(points, held.available(), max, group).max(1);
-    let _mem = held.alloc(what, vram::fixed_base(points, chunk, group))?;
+    let chunk = vram::fixed_base_chunk(points, held.available(), max, group.sizes).max(1);
+    let _mem = held.alloc(group.what, vram::fixed_base(points, chunk, group.sizes))?;
     let windows = SCALAR_BITS.div_ceil(c);
     // SAFETY: `table` holds windows * (2^c - 1) points and `scalars`/`out` n entries each, in
     // the blst layouts the C side reads and writes (Montgomery Fr, blst affine points); the
     // C side checks the window shape and copies at most n results into `out`.
     let status = unsafe {
-        entry(
+        (group.entry)(
             held.index(),
             table.as_ptr().cast(),
             c as u32,
@@ -62,7 +79,7 @@ fn run<B: Copy>(
             out.as_mut_ptr().cast(),
         )
     };
-    ffi::check(status, what)
+    ffi::check(status, group.what)
 }
 
 /// `scalars[i]` times the generator of G1, affine, for every `i`.
@@ -73,17 +90,7 @@ pub(crate) fn g1(held: Held<'_>, scalars: &[Scalar]) -> Result<Vec<G1Base>, Cuda
     }
     let c = window_bits(scalars.len());
     let table = window_table_g1(G1Projective::generator(), c);
-    let entry: Entry = ffi::cuzk_cuda_fixed_base_g1;
-    run(
-        held,
-        "G1 fixed-base multiplication",
-        entry,
-        vram::G1,
-        &table,
-        c,
-        scalars,
-        &mut out,
-    )?;
+    run(held, &G1, &table, c, scalars, &mut out)?;
     Ok(out)
 }
 
@@ -95,16 +102,6 @@ pub(crate) fn g2(held: Held<'_>, scalars: &[Scalar]) -> Result<Vec<G2Base>, Cuda
     }
     let c = window_bits(scalars.len());
     let table = window_table_g2(G2Projective::generator(), c);
-    let entry: Entry = ffi::cuzk_cuda_fixed_base_g2;
-    run(
-        held,
-        "G2 fixed-base multiplication",
-        entry,
-        vram::G2,
-        &table,
-        c,
-        scalars,
-        &mut out,
-    )?;
+    run(held, &G2, &table, c, scalars, &mut out)?;
     Ok(out)
 }

@@ -142,4 +142,20 @@ mod tests {
         assert!(call >= (512 + 960) << 20, "{call}");
         assert!(call > msm_call(1 << 24, 1 << 24, G1, false));
     }
+
+    #[test]
+    fn a_fixed_base_chunk_fits_the_room_it_is_given() {
+        let table = 16 * 65535;
+        for g in [G1, G2] {
+            let room = fixed_base(table, 1 << 20, g);
+            assert_eq!(fixed_base_chunk(table, room, 1 << 24, g), 1 << 20);
+            let almost = room + FR_BYTES + g.point - 1;
+            assert_eq!(fixed_base_chunk(table, almost, 1 << 24, g), 1 << 20);
+            assert_eq!(fixed_base_chunk(table, room, 1000, g), 1000);
+            assert_eq!(
+                fixed_base_chunk(table, fixed_base(table, 0, g) - 1, 1 << 24, g),
+                0
+            );
+        }
+    }
 }

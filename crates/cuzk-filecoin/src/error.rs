@@ -22,9 +22,10 @@ impl InputError {
 /// Everything that can fail while proving or verifying a Filecoin proof.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The request is invalid.
+    /// The request is invalid. (Not a `source`: the message already holds it, and error
+    /// chains would print it twice.)
     #[error("invalid input: {0}")]
-    Input(#[from] InputError),
+    Input(InputError),
 
     /// A parameter file is missing or unusable.
     #[error("parameters for {circuit}: {reason} ({path})")]
@@ -59,6 +60,12 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<InputError> for Error {
+    fn from(e: InputError) -> Self {
+        Error::Input(e)
+    }
 }
 
 /// filecoin-proofs' errors are `anyhow::Error`; kept behind a newtype so the public API does

@@ -141,6 +141,27 @@ pub struct PoStFixture {
     pub vanilla: Vec<String>,
 }
 
+impl PoStFixture {
+    /// The request a client sends for this PoSt (`kind`: WinningPoSt or WindowPoSt), with its
+    /// vanilla proofs read from `dir`.
+    pub fn request(&self, dir: &Path, kind: ProofKind, miner_id: u64) -> Result<ProofRequest> {
+        let vanilla_proofs = self
+            .vanilla
+            .iter()
+            .map(|rel| fs::read(dir.join(rel)).map_err(|e| Error::io(dir.join(rel), e)))
+            .collect::<Result<_>>()?;
+        Ok(ProofRequest {
+            kind: Some(kind),
+            miner_id,
+            registered_proof: Some(self.registered_proof),
+            randomness: unhex(&self.randomness).unwrap_or_default(),
+            partition_index: self.partition_index,
+            vanilla_proofs,
+            ..Default::default()
+        })
+    }
+}
+
 /// SnapDeals input.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SnapFixture {
@@ -211,17 +232,8 @@ impl Manifest {
         };
         match kind {
             ProofKind::PoRep => return self.porep_request(dir, &self.porep),
-            ProofKind::WinningPoSt | ProofKind::WindowPoSt => {
-                let f = if kind == ProofKind::WinningPoSt {
-                    &self.winning
-                } else {
-                    &self.window
-                };
-                req.registered_proof = Some(f.registered_proof);
-                req.randomness = h(&f.randomness);
-                req.partition_index = f.partition_index;
-                req.vanilla_proofs = f.vanilla.iter().map(|v| read(v)).collect::<Result<_>>()?;
-            }
+            ProofKind::WinningPoSt => return self.winning.request(dir, kind, self.miner_id),
+            ProofKind::WindowPoSt => return self.window.request(dir, kind, self.miner_id),
             ProofKind::SnapDeals => {
                 req.registered_proof = Some(self.snap.registered_proof);
                 req.comm_r_old = h(&self.snap.comm_r_old);

@@ -42,6 +42,7 @@ use crate::fixtures::{
 };
 use crate::plan::with_tree;
 use crate::registry::{prover_id, PoStProof, ProofKind, SectorSize};
+use crate::request::ProofRequest;
 use crate::sparse_post::sector_proofs;
 
 const MANIFEST: &str = "manifest.json";
@@ -76,6 +77,34 @@ impl ScaleManifest {
         serde_json::from_slice(&bytes).map_err(|e| {
             InputError::new(format!("{} is not a scale manifest: {e}", path.display())).into()
         })
+    }
+
+    /// The request for `kind`, with its inputs read from `dir`; an input error for a kind
+    /// without inputs at this size, or whose parameters were not made.
+    pub fn request(&self, dir: &Path, kind: ProofKind) -> Result<ProofRequest> {
+        let f = match kind {
+            ProofKind::WinningPoSt => &self.winning,
+            ProofKind::WindowPoSt => &self.window,
+            _ => {
+                return Err(InputError::new(format!(
+                    "{} holds no {kind} inputs (only WinningPoSt and WindowPoSt so far)",
+                    dir.display()
+                ))
+                .into())
+            }
+        };
+        if !self.params.iter().any(|p| p.kind == kind.name()) {
+            return Err(InputError::new(format!(
+                "{} holds no {kind} parameters: make them with `cuzk fixtures --sector-size {} \
+                 --window-params --backend cuda --out {}`",
+                dir.display(),
+                SectorSize::from_bytes(self.sector_size)
+                    .map_or_else(|_| "32GiB".into(), |s| s.to_string()),
+                dir.display()
+            ))
+            .into());
+        }
+        f.request(dir, kind, self.miner_id)
     }
 }
 

@@ -29,14 +29,35 @@ pub struct BackendArgs {
     /// Never keep parameters on the GPU between proofs (stream them from host memory).
     #[arg(long)]
     pub no_resident: bool,
+    /// Device memory the CUDA backend may use, e.g. "20GiB" to run as a 24 GB card would
+    /// (default: free memory at start minus the larger of 1 GiB and 5%).
+    #[arg(long, value_name = "SIZE")]
+    pub vram_budget: Option<String>,
+}
+
+impl BackendArgs {
+    /// `--vram-budget` in bytes.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    fn vram_budget(&self) -> Result<Option<u64>, CliError> {
+        self.vram_budget
+            .as_deref()
+            .map(|s| {
+                crate::from_curio::bytes(s).ok_or_else(|| {
+                    CliError::input(format!("--vram-budget: {s:?} is not a size like 20GiB"))
+                })
+            })
+            .transpose()
+    }
 }
 
 /// The backend the arguments name.
 pub fn open(args: &BackendArgs) -> Result<Arc<dyn ProvingBackend>, CliError> {
     match args.backend {
         BackendKind::Cpu => {
-            if args.device.is_some() {
-                return Err(CliError::input("--device applies to --backend cuda only"));
+            if args.device.is_some() || args.vram_budget.is_some() || args.no_resident {
+                return Err(CliError::input(
+                    "--device, --vram-budget and --no-resident apply to --backend cuda only",
+                ));
             }
             Ok(Arc::new(CpuBackend::new()))
         }
@@ -60,7 +81,7 @@ pub fn open_cuda(args: &BackendArgs) -> Result<Arc<cuzk_cuda::CudaBackend>, CliE
             DeviceSelector::PciBusId(first.pci_bus_id.clone())
         }
     };
-    let device = CudaDevice::open(&selector, None).map_err(|e| match e {
+    let device = CudaDevice::open(&selector, args.vram_budget()?).map_err(|e| match e {
         cuzk_cuda::CudaError::BadDevice(_) => CliError::input(e.to_string()),
         _ => CliError::internal(e.to_string()),
     })?;
@@ -197,11 +218,10 @@ impl VramWatch {
         use std::sync::atomic::{AtomicBool, Ordering};
         let id = backend.name();
         let pci = id.strip_prefix("cuda:")?;
-        let device = cuzk_cuda::CudaDevice::open(
-            &cuzk_cuda::DeviceSelector::PciBusId(pci.to_owned()),
-            Some(0),
-        )
-        .ok()?;
+        // The backend's own device object (no budget asked: it is open already).
+        let device =
+            cuzk_cuda::CudaDevice::open(&cuzk_cuda::DeviceSelector::PciBusId(pci.to_owned()), None)
+                .ok()?;
         let baseline_free = device.mem_info().ok()?.0;
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
@@ -237,5 +257,58 @@ impl VramWatch {
             .and_then(|h| h.join().ok())
             .unwrap_or(u64::MAX);
         self.baseline_free.saturating_sub(min_free)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(backend: BackendKind) -> BackendArgs {
+        BackendArgs {
+            backend,
+            device: None,
+            no_resident: false,
+            vram_budget: None,
+        }
+    }
+
+    #[test]
+    fn gpu_options_are_refused_with_the_cpu_backend() {
+        assert!(open(&args(BackendKind::Cpu)).is_ok());
+        for a in [
+            BackendArgs {
+                device: Some("0".into()),
+                ..args(BackendKind::Cpu)
+            },
+            BackendArgs {
+                vram_budget: Some("20GiB".into()),
+                ..args(BackendKind::Cpu)
+            },
+            BackendArgs {
+                no_resident: true,
+                ..args(BackendKind::Cpu)
+            },
+        ] {
+            let e = open(&a).err().expect("refused");
+            assert!(e.input, "{}", e.message);
+            assert!(e.message.contains("--backend cuda only"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn vram_budgets_parse_as_sizes() {
+        let a = |s: &str| BackendArgs {
+            vram_budget: Some(s.into()),
+            ..args(BackendKind::Cuda)
+        };
+        assert_eq!(a("20GiB").vram_budget().unwrap(), Some(20 << 30));
+        assert_eq!(args(BackendKind::Cuda).vram_budget().unwrap(), None);
+        let e = a("lots").vram_budget().unwrap_err();
+        assert!(
+            e.input && e.message.contains("--vram-budget"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -12,6 +12,7 @@ use cuzk_filecoin::circuit::CircuitSpec;
 use cuzk_filecoin::registry::{ProofKind, SectorSize};
 use cuzk_filecoin::CircuitStore;
 
+use crate::stats::{gib, peak_rss};
 use crate::CliError;
 
 /// Arguments of `cuzk pce`.
@@ -29,18 +30,6 @@ pub struct Args {
     /// Host memory the extraction may take, e.g. "16GiB" (default: no limit).
     #[arg(long)]
     host_budget: Option<String>,
-}
-
-/// Peak resident memory of this process so far, bytes (Linux; 0 elsewhere).
-fn peak_rss() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .map_or(0, |kib| kib << 10)
 }
 
 /// Runs `cuzk pce`.
@@ -67,7 +56,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let pce = store(budget).pce(&spec)?;
     let took = t.elapsed();
     let st = pce.stats();
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     println!(
         "{}: {} constraints, {} nonzeros, {} coefficients; {:.3} GiB in memory ({:.2} bytes per nonzero)",
         spec.identifier,

@@ -43,6 +43,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         backend: BackendKind::Cuda,
         device: args.device.clone(),
         no_resident: false,
+        vram_budget: None,
     })
     .map_err(|e| anyhow::anyhow!(e.message))?;
     run_cuda(args, &backend)

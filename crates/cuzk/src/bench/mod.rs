@@ -5,6 +5,7 @@ mod engine;
 mod gpu;
 mod groth16;
 mod porep;
+mod scale;
 
 use std::path::Path;
 
@@ -25,6 +26,9 @@ pub enum Which {
     /// The engine over every GPU (and simulated devices beside them): a mixed load of all
     /// four kinds with guard checks, then PoRep throughput on one GPU against all.
     Devices(devices::Args),
+    /// Production-size PoSt (32 GiB, 64 GiB) on one backend: PCE, stage times, CPU
+    /// core-seconds, peak host and device memory.
+    Scale(scale::Args),
 }
 
 /// Runs the chosen benchmark.
@@ -35,5 +39,6 @@ pub fn run(which: Which, cache: &Path) -> anyhow::Result<()> {
         Which::Engine(args) => engine::run(&args),
         Which::Gpu(args) => gpu::run(&args),
         Which::Devices(args) => devices::run(&args),
+        Which::Scale(args) => scale::run(&args),
     }
 }
