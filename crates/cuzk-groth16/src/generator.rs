@@ -138,8 +138,7 @@ pub struct GenerationTimings {
 
 /// Generates parameters for the circuit `pce` records with the given trapdoor, running the
 /// fixed-base multiplications on `backend` under `g` (its device's guard). Each query's
-/// scalars are dropped once its points exist, so the peak holds one query's scalars beside
-/// the points.
+/// scalars are dropped once its points exist, so the scalars held shrink as the points grow.
 pub fn generate_parameters_on(
     backend: &dyn ProvingBackend,
     g: &DeviceGuard<'_>,
@@ -198,7 +197,7 @@ pub fn generate_parameters_on(
         ("b", &b_scalars),
         ("ic", &ic_scalars),
     ] {
-        if let Some(i) = v.par_iter().position_any(|x| bool::from(x.is_zero())) {
+        if let Some(i) = v.par_iter().position_first(|x| bool::from(x.is_zero())) {
             return Err(Error::ParamsMismatch(format!(
                 "query {what} entry {i} is zero: an unconstrained variable, or an unlucky seed"
             )));
