@@ -98,9 +98,9 @@ pub fn open_cuda(args: &BackendArgs) -> Result<Arc<cuzk_cuda::CudaBackend>, CliE
         i.cuda_ordinal,
         i.compute_capability.0,
         i.compute_capability.1,
-        gib(i.total_bytes),
-        gib(i.free_bytes),
-        gib(device.budget()),
+        crate::stats::gib(i.total_bytes),
+        crate::stats::gib(i.free_bytes),
+        crate::stats::gib(device.budget()),
         residency
     );
     let backend =
@@ -187,11 +187,6 @@ pub fn cuda_engine_devices(
     Err(CliError::input(format!(
         "{what}: CUDA devices need a cuzk built with the cuda feature"
     )))
-}
-
-#[cfg(feature = "cuda")]
-fn gib(b: u64) -> f64 {
-    b as f64 / (1u64 << 30) as f64
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -104,7 +104,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 d.cuda_ordinal,
                 d.pci_bus_id,
                 d.name,
-                d.total_bytes as f64 / (1u64 << 30) as f64
+                crate::stats::gib(d.total_bytes)
             );
         }
         println!();

@@ -233,8 +233,8 @@ mod imp {
             "\ndevice {} ({}); free VRAM after the runs: {:.2} of {:.2} GiB",
             dev.info().pci_bus_id,
             dev.info().name,
-            free as f64 / (1u64 << 30) as f64,
-            total as f64 / (1u64 << 30) as f64
+            crate::stats::gib(free),
+            crate::stats::gib(total)
         );
         Ok(())
     }
@@ -252,7 +252,7 @@ mod imp {
             .pop()
             .context("no assignment")?;
         let dev = backend.cuda_device();
-        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        use crate::stats::gib;
         let (before, _) = dev.mem_info()?;
         let mut after_first = 0;
         let cpu = CpuBackend::new();

@@ -132,7 +132,7 @@ fn print_peak(peak_vram: Option<u64>) {
     if let Some(b) = peak_vram {
         println!(
             "Peak device memory in use during our runs (partitions proved one at a time, parameters resident): {:.2} GiB, sampled every millisecond.",
-            b as f64 / (1u64 << 30) as f64
+            crate::stats::gib(b)
         );
     }
 }
