@@ -209,23 +209,29 @@ async fn a_caller_that_gives_up_cancels_its_job() {
     s.stop().await;
 }
 
-/// The final status of the job `id` names, once it exists (a caller may give up while its
-/// submit still loads parameters: the job then appears, and ends, afterwards).
+/// The final status of the job of request `id`, once it exists (a caller may give up while
+/// its submit still loads parameters: the job then appears, and ends, afterwards). It polls
+/// the job table instead of taking a waiter: a waiter counts as someone waiting for the
+/// result, and would keep the abandoned job alive.
 async fn wait_terminal(engine: &cuzk_engine::Engine, id: &str) -> JobStatus {
     let t = Instant::now();
-    let mut w = loop {
-        match engine.waiter(id) {
-            Ok(w) => break w,
-            Err(_) if t.elapsed() < Duration::from_secs(120) => {
+    loop {
+        let found = engine
+            .recent_jobs(usize::MAX)
+            .into_iter()
+            .find(|j| j.request_id == id);
+        match found {
+            Some(j) if j.status.is_terminal() => return j.status,
+            _ => {
+                assert!(
+                    t.elapsed() < Duration::from_secs(180),
+                    "{id}: no terminal job after {:?} ({found:?})",
+                    t.elapsed()
+                );
                 tokio::time::sleep(Duration::from_millis(20)).await
             }
-            Err(e) => panic!("{id}: {e}"),
         }
-    };
-    tokio::time::timeout(Duration::from_secs(60), w.finished())
-        .await
-        .expect("the job ended")
-        .status
+    }
 }
 
 /// A client on a TCP connection of its own, and a handle that can cut that connection.
