@@ -27,14 +27,17 @@ pub mod registry;
 mod request;
 pub mod sparse_post;
 mod store;
+pub mod timing_inputs;
 pub mod verify;
 mod work;
 
 pub use circuit::CircuitSpec;
 pub use decode::decode_c1_for_filecoin_proofs;
 pub use error::{Error, InputError, Result};
-pub use plan::{plan, ProofPlan, Synthesized};
-pub use prove::{prove_partitions, prove_plan, ProofOutput, ProveOptions, StageTimings};
+pub use plan::{plan, plan_for_timing, ProofPlan, Synthesized, TIMING_ONLY_MARK};
+pub use prove::{
+    prove_partitions, prove_partitions_with, prove_plan, ProofOutput, ProveOptions, StageTimings,
+};
 pub use registry::{PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
 pub use request::ProofRequest;
 pub use store::{bind_filecoin_parameter_dir, CircuitStore, SrsEntry, Tier, DEFAULT_PARAMETER_DIR};

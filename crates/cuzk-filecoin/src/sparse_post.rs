@@ -73,6 +73,16 @@ impl Shape {
     }
 }
 
+/// The arities of the levels of a tree of `Tree`'s shape over `leaves` leaves, leaf level
+/// first: its base levels, then the sub-tree level and the top-tree level where it has them
+/// (the order of an inclusion path's elements).
+pub(crate) fn level_arities<Tree: MerkleTreeTrait>(leaves: u64) -> Result<Vec<usize>> {
+    let s = Shape::of::<Tree>(leaves)?;
+    let mut v = vec![s.base; s.base_height];
+    v.extend([s.sub, s.top].into_iter().filter(|&a| a > 0));
+    Ok(v)
+}
+
 fn hash<Tree: MerkleTreeTrait>(nodes: &[Node<Tree>], height: usize) -> Node<Tree> {
     Func::<Tree>::default().multi_node(nodes, height)
 }

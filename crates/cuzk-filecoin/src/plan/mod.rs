@@ -61,6 +61,10 @@ pub trait ProofPlan: Send + Sync {
     }
     /// filecoin-proofs' verdict on the assembled proof bytes.
     fn verify(&self, proof: &[u8]) -> Result<bool>;
+    /// Whether the request is a timing-only input (see [`TIMING_ONLY_MARK`]).
+    fn timing_only(&self) -> bool {
+        false
+    }
 }
 
 /// Decodes and validates `req` into a plan. Bad input is an [`InputError`].
@@ -68,6 +72,34 @@ pub trait ProofPlan: Send + Sync {
 /// storage-proofs asserts on some malformed vanilla proofs instead of returning errors; such
 /// a panic is caught here and reported as bad input.
 pub fn plan(req: &ProofRequest) -> Result<Arc<dyn ProofPlan>> {
+    let p = guard(|| plan_inner(req))?;
+    if p.timing_only() {
+        return Err(InputError::new(format!(
+            "this {} request is a timing-only input (arbitrary values of a production shape; \
+             its {} reads \"cuzk: timing only, never sealed\"): it cannot make a valid proof, \
+             so only `cuzk bench scale` accepts it",
+            p.kind(),
+            if p.kind() == ProofKind::PoRep {
+                "ticket"
+            } else {
+                "comm_d_new"
+            }
+        ))
+        .into());
+    }
+    Ok(p)
+}
+
+/// Marks a timing-only input: a PoRep C1 output's ticket, a SnapDeals request's
+/// `comm_d_new`. These inputs have a production shape and arbitrary values (their
+/// challenges depend on sealed data, so real ones cannot be made without sealing); they
+/// cannot verify, so only benchmarks take them, and label every figure "timing only".
+/// (A valid field element: its last byte is zero.)
+pub const TIMING_ONLY_MARK: [u8; 32] = *b"cuzk: timing only, never sealed\0";
+
+/// Like [`plan`], but also accepts timing-only inputs (see [`TIMING_ONLY_MARK`]); for
+/// benchmarks, which must not count such a proof as verified.
+pub fn plan_for_timing(req: &ProofRequest) -> Result<Arc<dyn ProofPlan>> {
     guard(|| plan_inner(req))
 }
 

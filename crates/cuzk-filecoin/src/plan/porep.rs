@@ -46,6 +46,7 @@ pub(super) struct PoRepPlan<Tree: 'static + MerkleTreeTrait> {
     seed: [u8; 32],
     prover_id: [u8; 32],
     sector_id: u64,
+    timing_only: bool,
     _tree: PhantomData<Tree>,
 }
 
@@ -195,6 +196,7 @@ impl<Tree: 'static + MerkleTreeTrait> PoRepPlan<Tree> {
             seed,
             prover_id,
             sector_id,
+            timing_only: ticket == super::TIMING_ONLY_MARK,
             _tree: PhantomData,
         })
     }
@@ -297,6 +299,10 @@ impl<Tree: 'static + MerkleTreeTrait> ProofPlan for PoRepPlan<Tree> {
             AggregateVersion::V2,
         )
         .map_err(|e| Error::proofs(format!("aggregating the NI-PoRep partition proofs: {e:#}")))
+    }
+
+    fn timing_only(&self) -> bool {
+        self.timing_only
     }
 
     fn verify(&self, proof: &[u8]) -> Result<bool> {

@@ -126,6 +126,10 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> ProofPlan for SnapPl
         .map_err(Error::proofs)
     }
 
+    fn timing_only(&self) -> bool {
+        self.comm_d_new == super::TIMING_ONLY_MARK
+    }
+
     fn verify(&self, proof: &[u8]) -> Result<bool> {
         filecoin_proofs::verify_empty_sector_update_proof::<Tree>(
             &self.config,

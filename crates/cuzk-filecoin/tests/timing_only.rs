@@ -1,0 +1,96 @@
+//! Timing-only inputs (PoRep C1 and SnapDeals with arbitrary values of a production shape):
+//! made at 2 KiB here, where the real circuit's PCE exists, they synthesize into exactly the
+//! real circuit's variables; `plan` refuses them, benchmarks' `plan_for_timing` takes them,
+//! and a proof made from them does not verify.
+
+mod common;
+
+use common::fixtures;
+use cuzk_filecoin::timing_inputs::{porep_c1_json, snap_inputs};
+use cuzk_filecoin::{
+    plan, plan_for_timing, prove_partitions_with, ProofKind, ProofRequest, SealProof, SectorSize,
+    UpdateProof,
+};
+use cuzk_groth16::{random_point_parameters, CpuBackend};
+use rand::SeedableRng;
+
+fn timing_request(kind: ProofKind) -> ProofRequest {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    match kind {
+        ProofKind::PoRep => {
+            let proof = SealProof::of(SectorSize::S2KiB, 1);
+            ProofRequest {
+                kind: Some(kind),
+                registered_proof: Some(proof.id),
+                vanilla_proof: porep_c1_json::<filecoin_proofs::SectorShapeBase>(
+                    proof, 1000, 3, &mut rng,
+                )
+                .unwrap(),
+                sector_number: 3,
+                miner_id: 1000,
+                ..ProofRequest::default()
+            }
+        }
+        _ => {
+            let proof = UpdateProof::of(SectorSize::S2KiB);
+            let (comm_r_old, comm_r_new, comm_d_new, vanilla) =
+                snap_inputs::<filecoin_proofs::SectorShapeBase>(proof, &mut rng).unwrap();
+            ProofRequest {
+                kind: Some(kind),
+                registered_proof: Some(proof.id),
+                vanilla_proofs: vanilla,
+                comm_r_old: comm_r_old.to_vec(),
+                comm_r_new: comm_r_new.to_vec(),
+                comm_d_new: comm_d_new.to_vec(),
+                ..ProofRequest::default()
+            }
+        }
+    }
+}
+
+fn check(kind: ProofKind) {
+    let f = fixtures();
+    let req = timing_request(kind);
+    let e = plan(&req).err().expect("plan refuses a timing-only input");
+    assert!(e.to_string().contains("timing-only"), "{e}");
+
+    let p = plan_for_timing(&req).unwrap();
+    assert!(p.timing_only());
+    let real = plan(&f.manifest.request(&f.dir, kind).unwrap()).unwrap();
+    assert!(!real.timing_only());
+    assert_eq!(p.circuit(), real.circuit());
+    assert_eq!(p.partitions(), real.partitions());
+
+    // The real circuit's PCE evaluates the timing-only witness: the same inputs and aux
+    // variables, in the same layout.
+    let pce = f.store.pce(p.circuit()).unwrap();
+    let syn = p.synthesize(0, Some(&pce)).unwrap();
+    let real_syn = real.synthesize(0, Some(&pce)).unwrap();
+    assert_eq!(syn.assignment.witness.inputs.len(), pce.num_inputs());
+    assert_eq!(syn.assignment.witness.aux.len(), pce.num_aux());
+    assert_eq!(syn.assignment.a.len(), real_syn.assignment.a.len());
+    // Direct synthesis agrees on the shape too (no PCE involved).
+    let direct = p.synthesize(0, None).unwrap();
+    assert_eq!(direct.assignment.witness.aux.len(), pce.num_aux());
+
+    // It proves against random-point parameters of the circuit's sizes, and the result is
+    // not a valid proof.
+    let params = random_point_parameters(&pce, 1).unwrap();
+    let (proof, _) =
+        prove_partitions_with(p.as_ref(), &params, Some(&pce), &CpuBackend::new()).unwrap();
+    assert_eq!(proof.len(), p.partitions() * 192);
+    assert!(
+        !p.verify(&proof).unwrap_or(false),
+        "{kind}: a timing-only proof verified"
+    );
+}
+
+#[test]
+fn timing_only_porep_has_the_real_shape_and_is_refused_outside_benchmarks() {
+    check(ProofKind::PoRep);
+}
+
+#[test]
+fn timing_only_snap_deals_has_the_real_shape_and_is_refused_outside_benchmarks() {
+    check(ProofKind::SnapDeals);
+}
