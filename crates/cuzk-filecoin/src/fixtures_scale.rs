@@ -11,14 +11,17 @@
 //! 32 GiB: about 400M G1 points, whose fixed-base multiplications belong on a GPU, which the
 //! caller passes as the backend).
 //!
-//! Not generated here yet: PoRep C1 and SnapDeals inputs of these shapes (which cannot verify
-//! without sealing, and will be marked timing-only) and parameters of those circuits. The
-//! manifest lists what is missing.
+//! PoRep C1 and SnapDeals inputs of these shapes are **timing only**
+//! ([`crate::timing_inputs`]): their challenges depend on sealed data, so they carry random
+//! values and cannot verify; only benchmarks accept them, with random-point parameters
+//! (`cuzk_groth16::random_point_parameters`), and label every figure so. The manifest lists
+//! what is not made (the PoRep and SnapDeals circuits' real parameters).
 //!
 //! Layout of the output folder:
 //! ```text
 //! manifest.json      sizes, ids, randomness, file names (see [`ScaleManifest`])
-//! inputs/            winning-0.bin, window-<i>.bin (bincode vanilla proofs, one per sector)
+//! inputs/            winning-0.bin, window-<i>.bin (bincode vanilla proofs, one per sector);
+//!                    porep-timing-only.json (C1 output), snap-timing-only-<k>.bin (partitions)
 //! params/            INSECURE v28 WinningPoSt (and WindowPoSt) parameters (+ .blake3 sidecars)
 //! cache/             the circuits' PCEs
 //! ```
@@ -41,7 +44,7 @@ use crate::fixtures::{
     Progress, FIXTURE_MINER_ID,
 };
 use crate::plan::with_tree;
-use crate::registry::{prover_id, PoStProof, ProofKind, SectorSize};
+use crate::registry::{prover_id, PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
 use crate::request::ProofRequest;
 use crate::sparse_post::sector_proofs;
 
@@ -67,6 +70,29 @@ pub struct ScaleManifest {
     pub params: Vec<ParamEntry>,
     /// Inputs and parameters of this size not generated yet.
     pub missing: Vec<String>,
+    /// PoRep and SnapDeals inputs of this size with arbitrary values: timing only.
+    #[serde(default)]
+    pub timing_only: Option<TimingOnlyInputs>,
+}
+
+/// PoRep C1 and SnapDeals inputs of a production shape with random values, which cannot
+/// verify (see [`crate::timing_inputs`]); only benchmarks take them.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TimingOnlyInputs {
+    /// Says what these are, for anyone reading the manifest.
+    pub note: String,
+    /// Registered seal proof of the PoRep input.
+    pub porep_registered_proof: u64,
+    /// Its sector number.
+    pub porep_sector_number: u64,
+    /// The C1 output JSON (relative path).
+    pub porep_c1: String,
+    /// Registered update proof of the SnapDeals input.
+    pub snap_registered_proof: u64,
+    /// comm_r_old, comm_r_new, comm_d_new (hex; comm_d_new is the timing-only mark).
+    pub snap_commitments: [String; 3],
+    /// One bincode partition proof per partition (relative paths).
+    pub snap_vanilla: Vec<String>,
 }
 
 impl ScaleManifest {
@@ -79,6 +105,48 @@ impl ScaleManifest {
         })
     }
 
+    /// The timing-only request for `kind` (PoRep or SnapDeals), with its inputs read from
+    /// `dir`: only [`crate::plan_for_timing`] takes it.
+    pub fn timing_request(&self, dir: &Path, kind: ProofKind) -> Result<ProofRequest> {
+        let t = self.timing_only.as_ref().ok_or_else(|| {
+            InputError::new(format!(
+                "{} holds no timing-only inputs: remake it with this version of `cuzk fixtures`",
+                dir.display()
+            ))
+        })?;
+        let read = |rel: &String| fs::read(dir.join(rel)).map_err(|e| Error::io(dir.join(rel), e));
+        match kind {
+            ProofKind::PoRep => Ok(ProofRequest {
+                kind: Some(kind),
+                registered_proof: Some(t.porep_registered_proof),
+                vanilla_proof: read(&t.porep_c1)?,
+                sector_number: t.porep_sector_number,
+                miner_id: self.miner_id,
+                ..ProofRequest::default()
+            }),
+            ProofKind::SnapDeals => {
+                let c = |i: usize| {
+                    crate::fixtures::unhex(&t.snap_commitments[i]).ok_or_else(|| {
+                        InputError::new(format!("commitment {i} in the manifest is not hex"))
+                    })
+                };
+                Ok(ProofRequest {
+                    kind: Some(kind),
+                    registered_proof: Some(t.snap_registered_proof),
+                    vanilla_proofs: t.snap_vanilla.iter().map(read).collect::<Result<_>>()?,
+                    comm_r_old: c(0)?,
+                    comm_r_new: c(1)?,
+                    comm_d_new: c(2)?,
+                    ..ProofRequest::default()
+                })
+            }
+            _ => Err(InputError::new(format!(
+                "timing-only inputs are PoRep and SnapDeals; {kind} inputs here verify (use them)"
+            ))
+            .into()),
+        }
+    }
+
     /// The request for `kind`, with its inputs read from `dir`; an input error for a kind
     /// without inputs at this size, or whose parameters were not made.
     pub fn request(&self, dir: &Path, kind: ProofKind) -> Result<ProofRequest> {
@@ -87,7 +155,8 @@ impl ScaleManifest {
             ProofKind::WindowPoSt => &self.window,
             _ => {
                 return Err(InputError::new(format!(
-                    "{} holds no {kind} inputs (only WinningPoSt and WindowPoSt so far)",
+                    "{} holds only timing-only {kind} inputs, which cannot make a valid proof \
+                     (see ScaleManifest::timing_request)",
                     dir.display()
                 ))
                 .into())
@@ -191,6 +260,7 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
         "window",
         (FIRST_SECTOR..FIRST_SECTOR + count).collect(),
     )?;
+    let timing_only = timing_only_inputs::<Tree>(out, size, progress, &mut rng)?;
     let params_dir = out.join("params");
     fs::create_dir_all(&params_dir).map_err(|e| Error::io(&params_dir, e))?;
     let store = fixture_store(out);
@@ -209,12 +279,15 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
             progress,
         )?);
     }
-    let mut missing = vec!["PoRep C1 and SnapDeals inputs of this size (timing only)".to_owned()];
-    missing.push(if opts.window_params {
-        "parameters of the PoRep and SnapDeals circuits of this size".into()
+    let missing = vec![if opts.window_params {
+        "parameters of the PoRep and SnapDeals circuits of this size (benchmarks use random \
+         points)"
+            .to_owned()
     } else {
-        "parameters of the PoRep, SnapDeals and WindowPoSt circuits of this size".into()
-    });
+        "parameters of the PoRep, SnapDeals and WindowPoSt circuits of this size (benchmarks \
+         use random points for PoRep and SnapDeals)"
+            .to_owned()
+    }];
     let m = ScaleManifest {
         sector_size: size.bytes(),
         miner_id: FIXTURE_MINER_ID,
@@ -225,8 +298,60 @@ fn generate<Tree: 'static + MerkleTreeTrait>(
         window,
         params,
         missing,
+        timing_only: Some(timing_only),
     };
     let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::proofs(format!("json: {e}")))?;
     write_file(&out.join(MANIFEST), |w| w.write_all(&json))?;
     Ok(m)
+}
+
+/// Writes the timing-only PoRep C1 output and SnapDeals partition proofs of `size`.
+fn timing_only_inputs<Tree: 'static + MerkleTreeTrait>(
+    out: &Path,
+    size: SectorSize,
+    progress: &dyn Progress,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> Result<TimingOnlyInputs> {
+    let t = Instant::now();
+    progress.step("timing-only PoRep C1 output and SnapDeals partition proofs");
+    let porep = SealProof::of(size, 1);
+    let c1 =
+        crate::timing_inputs::porep_c1_json::<Tree>(porep, FIXTURE_MINER_ID, FIRST_SECTOR, rng)?;
+    let porep_c1 = "inputs/porep-timing-only.json".to_owned();
+    write_file(&out.join(&porep_c1), |w| w.write_all(&c1))?;
+    let update = UpdateProof::of(size);
+    let (old, new, d, parts) = with_update_tree(update, rng)?;
+    let mut snap_vanilla = Vec::with_capacity(parts.len());
+    for (k, p) in parts.iter().enumerate() {
+        let rel = format!("inputs/snap-timing-only-{k}.bin");
+        write_file(&out.join(&rel), |w| w.write_all(p))?;
+        snap_vanilla.push(rel);
+    }
+    progress.done(t.elapsed());
+    Ok(TimingOnlyInputs {
+        note: "TIMING ONLY: PoRep and SnapDeals inputs of the real shape with random values; \
+               they cannot verify, and only benchmarks accept them"
+            .into(),
+        porep_registered_proof: porep.id,
+        porep_sector_number: FIRST_SECTOR,
+        porep_c1,
+        snap_registered_proof: update.id,
+        snap_commitments: [hex(&old), hex(&new), hex(&d)],
+        snap_vanilla,
+    })
+}
+
+/// SnapDeals' tree is tree R (Poseidon) of the size's shape.
+fn with_update_tree(
+    update: UpdateProof,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> Result<crate::timing_inputs::SnapInputs> {
+    use crate::timing_inputs::snap_inputs;
+    match update.size {
+        SectorSize::S32GiB => snap_inputs::<filecoin_proofs::SectorShape32GiB>(update, rng),
+        SectorSize::S64GiB => snap_inputs::<filecoin_proofs::SectorShape64GiB>(update, rng),
+        s => {
+            Err(InputError::new(format!("scale fixtures are for 32GiB and 64GiB, not {s}")).into())
+        }
+    }
 }

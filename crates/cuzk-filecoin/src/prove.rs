@@ -115,41 +115,48 @@ pub fn prove_partitions(
         None
     };
     t.pce_load = s.elapsed();
-    let (proof, pt) = prove_partitions_with(plan, params.as_ref(), pce.as_deref(), backend)?;
-    t.circuit_build = pt.circuit_build;
-    t.witness = pt.witness;
-    t.pce_eval = pt.pce_eval;
-    t.ntt = pt.ntt;
-    t.msm = pt.msm;
+    let (proof, parts) = prove_partitions_with(plan, params.as_ref(), pce.as_deref(), backend)?;
+    for pt in parts {
+        t.circuit_build += pt.circuit_build;
+        t.witness += pt.witness;
+        t.pce_eval += pt.pce_eval;
+        t.ntt += pt.ntt;
+        t.msm += pt.msm;
+    }
     Ok((proof, t))
 }
 
 /// Proves every partition of `plan` on `backend` against `params` (synthesized with `pce`
-/// where given): their proofs concatenated in order, not assembled or verified, and the
-/// synthesis and proving stage times. Benchmarks call it with parameters of their own
+/// where given): their proofs concatenated in order, not assembled or verified, and each
+/// partition's synthesis and proving stage times (`total`: the partition's). Benchmarks call it with parameters of their own
 /// (random points for timing-only inputs); everything else goes through [`prove_plan`].
 pub fn prove_partitions_with(
     plan: &dyn ProofPlan,
     params: &dyn cuzk_groth16::ParameterSource,
     pce: Option<&cuzk_groth16::Pce>,
     backend: &dyn ProvingBackend,
-) -> Result<(Vec<u8>, StageTimings)> {
-    let mut t = StageTimings::default();
+) -> Result<(Vec<u8>, Vec<StageTimings>)> {
+    let mut parts = Vec::with_capacity(plan.partitions());
     let mut proof = Vec::with_capacity(plan.partitions() * crate::verify::PARTITION_PROOF_BYTES);
     let mut rng = rand::rngs::OsRng;
     for k in 0..plan.partitions() {
+        let started = Instant::now();
         let syn = crate::plan::guard(|| plan.synthesize(k, pce))?;
-        t.circuit_build += syn.circuit_build;
-        t.witness += syn.witness;
-        t.pce_eval += syn.pce_eval;
         let r = random_scalar(&mut rng);
         let s_ = random_scalar(&mut rng);
         let (p, pt) = prove_timed(backend, params, &syn.assignment, r, s_)?;
-        t.ntt += pt.ntt;
-        t.msm += pt.msm;
         proof.extend_from_slice(&p.to_bytes());
+        parts.push(StageTimings {
+            circuit_build: syn.circuit_build,
+            witness: syn.witness,
+            pce_eval: syn.pce_eval,
+            ntt: pt.ntt,
+            msm: pt.msm,
+            total: started.elapsed(),
+            ..StageTimings::default()
+        });
     }
-    Ok((proof, t))
+    Ok((proof, parts))
 }
 
 fn random_scalar<R: RngCore>(rng: &mut R) -> blstrs::Scalar {

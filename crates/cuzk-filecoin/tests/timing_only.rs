@@ -94,3 +94,39 @@ fn timing_only_porep_has_the_real_shape_and_is_refused_outside_benchmarks() {
 fn timing_only_snap_deals_has_the_real_shape_and_is_refused_outside_benchmarks() {
     check(ProofKind::SnapDeals);
 }
+
+/// At 32 GiB the inputs decode into plans of the registered proofs' partition counts (10 PoRep
+/// partitions of 18 challenges, 16 SnapDeals partitions), with the replica id and the
+/// SnapDeals encoding consistent, and are refused outside benchmarks.
+#[test]
+fn timing_only_inputs_at_32_gib_plan_with_the_real_partition_counts() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let proof = SealProof::of(SectorSize::S32GiB, 1);
+    let req = ProofRequest {
+        kind: Some(ProofKind::PoRep),
+        registered_proof: Some(proof.id),
+        vanilla_proof: porep_c1_json::<filecoin_proofs::SectorShape32GiB>(proof, 1000, 5, &mut rng)
+            .unwrap(),
+        sector_number: 5,
+        miner_id: 1000,
+        ..ProofRequest::default()
+    };
+    assert!(plan(&req).is_err());
+    let p = plan_for_timing(&req).unwrap();
+    assert_eq!(p.partitions(), 10);
+
+    let update = UpdateProof::of(SectorSize::S32GiB);
+    let (old, new, d, vanilla) =
+        snap_inputs::<filecoin_proofs::SectorShape32GiB>(update, &mut rng).unwrap();
+    let req = ProofRequest {
+        kind: Some(ProofKind::SnapDeals),
+        registered_proof: Some(update.id),
+        vanilla_proofs: vanilla,
+        comm_r_old: old.to_vec(),
+        comm_r_new: new.to_vec(),
+        comm_d_new: d.to_vec(),
+        ..ProofRequest::default()
+    };
+    assert!(plan(&req).is_err());
+    assert_eq!(plan_for_timing(&req).unwrap().partitions(), 16);
+}

@@ -77,7 +77,7 @@ pub use prover::{
     check_params, no_yield, prove, prove_composed, prove_random, prove_timed, prove_with,
     synthesize, ComputeH, G1Query, ProveTimings, QueryMsm, SourceMsm, YieldPoint,
 };
-pub use random_params::random_point_parameters;
+pub use random_params::{random_point_parameters, random_point_parameters_bytes};
 pub use srs::{ParameterSource, Parameters, PointCheck, VerifyingKey};
 pub use verify::PreparedVerifyingKey;
 pub use witness::{synthesize_witness, synthesize_witness_units, WitnessCs};

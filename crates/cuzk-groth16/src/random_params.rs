@@ -22,6 +22,17 @@ use crate::Result;
 /// Points per parallel run of the progression.
 const RUN: usize = 1 << 14;
 
+/// Host bytes [`random_point_parameters`] allocates for `pce`'s circuit (the points; the
+/// verifying key aside).
+pub fn random_point_parameters_bytes(pce: &Pce) -> Result<u64> {
+    let n = Domain::for_size(pce.num_constraints())?.size();
+    let d = pce.density();
+    let g1 = (n - 1) + pce.num_aux() + pce.num_inputs() + d.a_aux.count();
+    let b = d.b_input.count() + d.b_aux.count();
+    let g1_bytes = size_of::<G1Base>() as u64;
+    Ok((g1 + b) as u64 * g1_bytes + b as u64 * size_of::<G2Base>() as u64)
+}
+
 /// Parameters with the query sizes `pce`'s circuit needs (H: domain - 1; L: aux variables;
 /// A and B: the variables the densities mark; IC: inputs), filled with random points from
 /// `seed` (see the module docs). NOT a trusted setup: for timing only.

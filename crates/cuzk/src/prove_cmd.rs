@@ -6,7 +6,7 @@ use std::time::Instant;
 use cuzk_filecoin::fixtures::{bind_fixture_dirs, ensure_fixtures, fixture_store, unhex, Manifest};
 use cuzk_filecoin::{
     bind_filecoin_parameter_dir, plan, prove_plan, CircuitStore, ProofKind, ProofRequest,
-    ProveOptions, SectorSize, StageTimings,
+    ProveOptions, SealProof, SectorSize, StageTimings,
 };
 use cuzk_groth16::{CpuBackend, ProvingBackend};
 
@@ -158,7 +158,8 @@ fn print_timings(kind: ProofKind, t: &StageTimings) {
 #[derive(Debug, clap::Args)]
 pub struct FixturesArgs {
     /// Sector size: 2KiB (a sealed sector, inputs of all four kinds, insecure parameters), or
-    /// 32GiB / 64GiB (WinningPoSt and WindowPoSt inputs from sparse trees only).
+    /// 32GiB / 64GiB (WinningPoSt and WindowPoSt inputs from sparse trees, which verify; PoRep
+    /// and SnapDeals inputs of the real shape with random values, for timing only).
     #[arg(long, default_value = "2KiB")]
     sector_size: String,
     /// Output folder.
@@ -190,11 +191,14 @@ pub fn fixtures(args: FixturesArgs) -> Result<(), CliError> {
             &Spinner::default(),
         )?;
         println!(
-            "{size} PoSt inputs in {} ({:.1} s): WinningPoSt 1 sector, WindowPoSt {} sectors; \
-             not generated: {}",
+            "{size} inputs in {} ({:.1} s): WinningPoSt 1 sector, WindowPoSt {} sectors (both \
+             verify); PoRep C1 ({} partitions) and SnapDeals ({} partitions) TIMING ONLY; not \
+             generated: {}",
             args.out.display(),
             t.elapsed().as_secs_f64(),
             m.window.sectors.len(),
+            usize::from(SealProof::of(size, 1).porep_config().partitions),
+            m.timing_only.as_ref().map_or(0, |t| t.snap_vanilla.len()),
             m.missing.join("; ")
         );
         return Ok(());

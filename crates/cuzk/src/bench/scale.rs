@@ -7,6 +7,11 @@
 //!
 //! The PoSt inputs come from sparse trees and verify (see `cuzk_filecoin::sparse_post`); the
 //! parameters are the fixture's INSECURE ones.
+//!
+//! PoRep and SnapDeals inputs at these sizes are TIMING ONLY (`cuzk_filecoin::timing_inputs`:
+//! the real shape with random values) and are proved against random-point parameters of the
+//! circuit's exact sizes: nothing is verified, and every line of the report says so. Their
+//! table has one row per partition.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -14,7 +19,9 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context};
 use cuzk_filecoin::fixtures::{bind_fixture_dirs, fixture_store};
 use cuzk_filecoin::fixtures_scale::ScaleManifest;
-use cuzk_filecoin::{plan, prove_plan, ProofKind, ProveOptions};
+use cuzk_filecoin::{
+    plan, plan_for_timing, prove_partitions_with, prove_plan, ProofKind, ProveOptions,
+};
 
 use crate::backends::{self, BackendArgs, VramWatch};
 use crate::stats::{cpu_time, gib, median, peak_rss, secs};
@@ -23,10 +30,10 @@ use crate::stats::{cpu_time, gib, median, peak_rss, secs};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A folder made by `cuzk fixtures --sector-size 32GiB` (or 64GiB); WindowPoSt needs its
-    /// parameters (`--window-params`).
+    /// parameters (`--window-params`); porep and snap are timing only.
     #[arg(long)]
     fixtures: PathBuf,
-    /// winning-post or window-post.
+    /// winning-post, window-post, or (timing only) porep or snap.
     #[arg(long)]
     kind: String,
     /// Proofs, one after the other; the first loads the parameters.
@@ -50,6 +57,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let dir = &args.fixtures;
     bind_fixture_dirs(dir)?;
     let m = ScaleManifest::load(dir).context("reading the scale manifest")?;
+    if matches!(kind, ProofKind::PoRep | ProofKind::SnapDeals) {
+        return timing_only(args, kind, &m);
+    }
     let req = m.request(dir, kind)?;
     let p = plan(&req)?;
     let store = fixture_store(dir);
@@ -129,6 +139,117 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(b) = peak_vram {
         println!(
             "Peak device memory in use over the run (parameters included), sampled every millisecond: {:.2} GiB.",
+            gib(b)
+        );
+    }
+    Ok(())
+}
+
+/// `bench scale` of a timing-only kind (see the module docs).
+fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Result<()> {
+    const LABEL: &str = "TIMING ONLY, NOT VERIFIED";
+    let dir = &args.fixtures;
+    let req = m.timing_request(dir, kind)?;
+    let p = plan_for_timing(&req)?;
+    ensure!(
+        p.timing_only(),
+        "the manifest's {kind} input is not marked timing-only"
+    );
+    let store = fixture_store(dir);
+    let backend = backends::open(&args.backend).map_err(|e| anyhow::anyhow!(e.message))?;
+    let spec = p.circuit().clone();
+    println!(
+        "{kind} ({LABEL}: random-value inputs of the real shape, random-point parameters), \
+         {} partitions, {} GiB sector size, on {} with {} threads",
+        p.partitions(),
+        m.sector_size >> 30,
+        backend.name(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let existed = store.pce_path(&spec).exists();
+    let t = Instant::now();
+    let pce = store.pce(&spec)?;
+    let st = pce.stats();
+    println!(
+        "PCE: {} constraints, {} nonzeros, {:.2} GiB ({:.2} bytes per nonzero), {} in {:.1} s",
+        st.num_constraints,
+        st.nnz,
+        gib(st.bytes as u64),
+        st.bytes_per_nonzero(),
+        if existed { "loaded" } else { "extracted" },
+        t.elapsed().as_secs_f64()
+    );
+    let need = cuzk_groth16::random_point_parameters_bytes(&pce)?;
+    let have = cuzk_engine::auto_host_budget(0);
+    ensure!(
+        need + st.bytes as u64 <= have,
+        "the random-point parameters of this circuit take {:.1} GiB of host memory beside the \
+         {:.1} GiB PCE; this machine has {:.1} GiB",
+        gib(need),
+        gib(st.bytes as u64),
+        gib(have)
+    );
+    let t = Instant::now();
+    let params = cuzk_groth16::random_point_parameters(&pce, 1)?;
+    println!(
+        "Random-point parameters of the circuit's sizes (h {}, l {}, a {}, b {} G1 and G2) made \
+         in {:.1} s ({LABEL})",
+        params.h.len(),
+        params.l.len(),
+        params.a.len(),
+        params.b_g1.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let watch = VramWatch::start(backend.as_ref());
+    let mut rows = Vec::new();
+    for i in 0..args.runs {
+        let cpu0 = cpu_time();
+        let t = Instant::now();
+        let (proof, parts) =
+            prove_partitions_with(p.as_ref(), &params, Some(&pce), backend.as_ref())
+                .with_context(|| format!("proof {}", i + 1))?;
+        ensure!(proof.len() == 192 * p.partitions(), "short proof");
+        eprintln!(
+            "proof {} ({LABEL}): {} partitions in {} s",
+            i + 1,
+            parts.len(),
+            secs(t.elapsed())
+        );
+        let cpu = cpu_time().saturating_sub(cpu0);
+        rows.push((t.elapsed(), cpu, peak_rss(), parts));
+    }
+    let peak_vram = watch.map(VramWatch::finish);
+    println!();
+    println!("| proof | partition | total (s) | build + witness (s) | PCE eval (s) | H/NTT (s) | MSMs (s) | note |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (i, (_, _, _, parts)) in rows.iter().enumerate() {
+        for (k, t) in parts.iter().enumerate() {
+            println!(
+                "| {} | {k} | {} | {} | {} | {} | {} | {LABEL} |",
+                i + 1,
+                secs(t.total),
+                secs(t.circuit_build + t.witness),
+                secs(t.pce_eval),
+                secs(t.ntt),
+                secs(t.msm),
+            );
+        }
+    }
+    println!();
+    println!("| proof | total (s) | CPU core-s | peak RSS (GiB) | note |");
+    println!("|---|---|---|---|---|");
+    for (i, (total, cpu, rss, _)) in rows.iter().enumerate() {
+        println!(
+            "| {} | {} | {:.1} | {:.2} | {LABEL} |",
+            i + 1,
+            secs(*total),
+            cpu.as_secs_f64(),
+            gib(*rss)
+        );
+    }
+    if let Some(b) = peak_vram {
+        println!(
+            "Peak device memory in use over the run (parameters included), sampled every millisecond: {:.2} GiB ({LABEL}).",
             gib(b)
         );
     }
