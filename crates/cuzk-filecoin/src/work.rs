@@ -65,15 +65,10 @@ impl FilecoinWork {
         params_load: Duration,
         pce: Option<Arc<Pce>>,
     ) -> Self {
-        // Sizes from the parameters: the H query has one point fewer than the domain, L one
-        // per aux variable, the verifying key one IC point per input.
-        let domain = (params.h.len() as u64 + 1).next_power_of_two();
-        let (inputs, aux) = (params.vk.ic.len() as u64, params.l.len() as u64);
+        let (host_bytes, device_bytes) = partition_bytes(&params);
         FilecoinWork {
-            // a, b, c and the full assignment.
-            host_bytes: (3 * domain + inputs + aux) * 32,
-            // a, b, c over the domain, plus the MSM scalars.
-            device_bytes: (3 * domain + aux) * 32,
+            host_bytes,
+            device_bytes,
             pce,
             pvk: PreparedVerifyingKey::new(&params.vk),
             plan,
@@ -164,6 +159,16 @@ impl ProofWork for FilecoinWork {
     fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, WorkError> {
         assemble_verified(self.plan.as_ref(), &partitions.concat()).map_err(work_error)
     }
+}
+
+/// Host and device bytes one partition of a circuit with `params` holds in flight, from the
+/// parameters' sizes (the H query has one point fewer than the domain, L one per aux
+/// variable, the verifying key one IC point per input): on the host a, b, c and the full
+/// assignment; on the device a, b, c over the domain and the MSM scalars.
+pub fn partition_bytes(params: &Parameters) -> (u64, u64) {
+    let domain = (params.h.len() as u64 + 1).next_power_of_two();
+    let (inputs, aux) = (params.vk.ic.len() as u64, params.l.len() as u64);
+    ((3 * domain + inputs + aux) * 32, (3 * domain + aux) * 32)
 }
 
 /// A Filecoin-layer error as a work error: bad input stays bad input.

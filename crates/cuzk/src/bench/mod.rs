@@ -6,6 +6,7 @@ mod gpu;
 mod groth16;
 mod porep;
 mod scale;
+mod scale_stream;
 
 use std::path::Path;
 

@@ -14,15 +14,17 @@
 //! table has one row per partition.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context};
 use cuzk_filecoin::fixtures::{bind_fixture_dirs, fixture_store};
 use cuzk_filecoin::fixtures_scale::ScaleManifest;
 use cuzk_filecoin::{
-    plan, plan_for_timing, prove_partitions_with, prove_plan, ProofKind, ProveOptions,
+    plan, plan_for_timing, prove_partitions_with, prove_plan, FilecoinWork, ProofKind, ProveOptions,
 };
 
+use super::scale_stream::{self, LABEL};
 use crate::backends::{self, BackendArgs, VramWatch};
 use crate::stats::{cpu_time, gib, median, peak_rss, secs};
 
@@ -36,9 +38,20 @@ pub struct Args {
     /// winning-post, window-post, or (timing only) porep or snap.
     #[arg(long)]
     kind: String,
-    /// Proofs, one after the other; the first loads the parameters.
+    /// Proofs, one after the other; the first loads the parameters (porep and snap: 0 runs
+    /// only the stream).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// porep and snap: then a stream of this many proofs through the engine (proofs per
+    /// hour, device busy), and WinningPoSt latency idle and under that stream.
+    #[arg(long, default_value_t = 0)]
+    stream: usize,
+    /// With --stream: partitions synthesized at once.
+    #[arg(long, default_value_t = 2)]
+    synthesis_threads: usize,
+    /// With --stream: WinningPoSt proofs timed idle and under load (0: none).
+    #[arg(long, default_value_t = 3)]
+    winning_runs: usize,
     #[command(flatten)]
     backend: BackendArgs,
 }
@@ -52,7 +65,6 @@ struct Run {
 
 /// Runs the benchmark.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    ensure!(args.runs >= 1, "--runs must be at least 1");
     let kind = ProofKind::parse(&args.kind)?;
     let dir = &args.fixtures;
     bind_fixture_dirs(dir)?;
@@ -60,6 +72,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if matches!(kind, ProofKind::PoRep | ProofKind::SnapDeals) {
         return timing_only(args, kind, &m);
     }
+    ensure!(args.runs >= 1, "--runs must be at least 1");
+    ensure!(
+        args.stream == 0,
+        "--stream is for the timing-only kinds (porep, snap)"
+    );
     let req = m.request(dir, kind)?;
     let p = plan(&req)?;
     let store = fixture_store(dir);
@@ -147,7 +164,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
 /// `bench scale` of a timing-only kind (see the module docs).
 fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Result<()> {
-    const LABEL: &str = "TIMING ONLY, NOT VERIFIED";
+    ensure!(
+        args.runs + args.stream >= 1,
+        "nothing to run: give --runs or --stream"
+    );
     let dir = &args.fixtures;
     let req = m.timing_request(dir, kind)?;
     let p = plan_for_timing(&req)?;
@@ -190,7 +210,7 @@ fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Resul
         gib(have)
     );
     let t = Instant::now();
-    let params = cuzk_groth16::random_point_parameters(&pce, 1)?;
+    let params = Arc::new(cuzk_groth16::random_point_parameters(&pce, 1)?);
     println!(
         "Random-point parameters of the circuit's sizes (h {}, l {}, a {}, b {} G1 and G2) made \
          in {:.1} s ({LABEL})",
@@ -206,7 +226,7 @@ fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Resul
         let cpu0 = cpu_time();
         let t = Instant::now();
         let (proof, parts) =
-            prove_partitions_with(p.as_ref(), &params, Some(&pce), backend.as_ref())
+            prove_partitions_with(p.as_ref(), params.as_ref(), Some(&pce), backend.as_ref())
                 .with_context(|| format!("proof {}", i + 1))?;
         ensure!(proof.len() == 192 * p.partitions(), "short proof");
         eprintln!(
@@ -219,6 +239,50 @@ fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Resul
         rows.push((t.elapsed(), cpu, peak_rss(), parts));
     }
     let peak_vram = watch.map(VramWatch::finish);
+    if !rows.is_empty() {
+        report(&rows);
+    }
+    if let Some(b) = peak_vram {
+        println!(
+            "Peak device memory in use over the run (parameters included), sampled every millisecond: {:.2} GiB ({LABEL}).",
+            gib(b)
+        );
+    }
+    if args.stream == 0 {
+        return Ok(());
+    }
+    let one = cuzk_filecoin::partition_bytes(&params).0;
+    let host_budget = cuzk_engine::auto_host_budget(4 << 30).saturating_sub(need + st.bytes as u64);
+    ensure!(
+        host_budget >= one,
+        "a partition in flight takes {:.1} GiB of host memory; {:.1} GiB is left beside the \
+         parameters and the PCE",
+        gib(one),
+        gib(host_budget)
+    );
+    let winning = if args.winning_runs > 0 && m.request(dir, ProofKind::WinningPoSt).is_ok() {
+        let w = plan(&m.request(dir, ProofKind::WinningPoSt)?)?;
+        Some((
+            Arc::new(FilecoinWork::new(w, &store, true)?),
+            args.winning_runs,
+        ))
+    } else {
+        None
+    };
+    scale_stream::run(&scale_stream::Stream {
+        backend: &backend,
+        work: Arc::new(scale_stream::TimingWork::new(p, params, pce)?),
+        jobs: args.stream,
+        synthesis_threads: args.synthesis_threads,
+        host_budget: host_budget.min(one * (args.synthesis_threads as u64 + 2)),
+        winning,
+    })
+}
+
+/// The sequential runs' tables: one row per partition, then one per proof.
+type Row = (Duration, Duration, u64, Vec<cuzk_filecoin::StageTimings>);
+
+fn report(rows: &[Row]) {
     println!();
     println!("| proof | partition | total (s) | build + witness (s) | PCE eval (s) | H/NTT (s) | MSMs (s) | note |");
     println!("|---|---|---|---|---|---|---|---|");
@@ -247,11 +311,4 @@ fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Resul
             gib(*rss)
         );
     }
-    if let Some(b) = peak_vram {
-        println!(
-            "Peak device memory in use over the run (parameters included), sampled every millisecond: {:.2} GiB ({LABEL}).",
-            gib(b)
-        );
-    }
-    Ok(())
 }
