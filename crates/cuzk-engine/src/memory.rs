@@ -12,6 +12,8 @@ use crate::error::EngineError;
 #[derive(Debug)]
 struct State {
     used: u64,
+    /// The most ever reserved at once.
+    peak: u64,
 }
 
 /// A named budget of bytes.
@@ -36,7 +38,7 @@ impl MemoryBudget {
         Arc::new(MemoryBudget {
             name: name.into(),
             total,
-            state: Mutex::new(State { used: 0 }),
+            state: Mutex::new(State { used: 0, peak: 0 }),
             freed: Condvar::new(),
         })
     }
@@ -49,6 +51,11 @@ impl MemoryBudget {
     /// Bytes reserved now.
     pub fn used(&self) -> u64 {
         self.lock().used
+    }
+
+    /// The most bytes ever reserved at once (never above [`MemoryBudget::total`]).
+    pub fn peak(&self) -> u64 {
+        self.lock().peak
     }
 
     /// The budget's name.
@@ -90,6 +97,7 @@ impl MemoryBudget {
                 .0;
         }
         st.used += bytes;
+        st.peak = st.peak.max(st.used);
         Ok(Reservation {
             budget: self.clone(),
             bytes,
@@ -110,6 +118,7 @@ impl MemoryBudget {
             return Ok(None);
         }
         st.used += bytes;
+        st.peak = st.peak.max(st.used);
         Ok(Some(Reservation {
             budget: self.clone(),
             bytes,

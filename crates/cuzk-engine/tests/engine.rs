@@ -587,3 +587,52 @@ fn critical_partition_overtakes_at_a_yield_point(workers: usize) {
     );
     engine.shutdown(Duration::from_secs(1), false);
 }
+
+/// A 10-partition job under a host budget of exactly two partitions completes: synthesis
+/// waits for memory instead of overrunning it, the budget's high-water mark stays at or
+/// under two partitions, and everything is returned at the end.
+#[test]
+fn ten_partitions_complete_within_a_host_budget_of_two() {
+    let (devs, _) = sim_devices(
+        1,
+        Faults {
+            delay: Duration::from_millis(20),
+            ..Faults::default()
+        },
+    );
+    let part = 1 << 20;
+    let mut c = cfg(2);
+    c.host_budget = 2 * part;
+    c.synthesis_threads = 4;
+    let engine = Engine::start(c, devs).unwrap();
+    let ten = Arc::new(TestWork {
+        host_bytes: part,
+        synth_delay: Duration::from_millis(10),
+        ..Arc::try_unwrap(TestWork::new("porep", 10)).unwrap()
+    });
+    engine.submit("ten", ten, None).unwrap();
+    let v = engine.await_job("ten", None).unwrap();
+    assert!(
+        matches!(v.status, JobStatus::Completed(_)),
+        "{:?}",
+        v.status
+    );
+    let b = engine.host_budget();
+    assert!(
+        (part..=2 * part).contains(&b.peak()),
+        "peak {} of a budget of {}",
+        b.peak(),
+        2 * part
+    );
+    assert_eq!(b.used(), 0, "every partition's memory returned");
+    // A partition larger than the whole budget is refused at submit.
+    let big = Arc::new(TestWork {
+        host_bytes: 2 * part + 1,
+        ..Arc::try_unwrap(TestWork::new("porep", 10)).unwrap()
+    });
+    assert!(matches!(
+        engine.submit("big", big, None),
+        Err(EngineError::TooLarge(_))
+    ));
+    engine.shutdown(Duration::from_secs(1), false);
+}
