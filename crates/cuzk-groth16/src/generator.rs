@@ -62,8 +62,8 @@ fn qap_at(pce: &Pce, lagrange: &[Scalar]) -> QapAtTau {
     let table = pce.coefficients();
     let eval = |m: &crate::pce::Matrix| {
         let mut acc = vec![Scalar::ZERO; nvars];
-        for (r, l) in lagrange.iter().enumerate().take(m.rows()) {
-            for (c, k) in m.row(r) {
+        for (row, l) in m.each_row().zip(lagrange) {
+            for (c, k) in row {
                 let var = if c & INPUT_BIT != 0 {
                     (c ^ INPUT_BIT) as usize
                 } else {

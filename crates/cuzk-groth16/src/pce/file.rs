@@ -38,7 +38,7 @@ compile_error!(
 
 const MAGIC: [u8; 8] = *b"CUZKPCE\0";
 /// The format version this build reads and writes.
-pub const PCE_FORMAT_VERSION: u32 = 1;
+pub const PCE_FORMAT_VERSION: u32 = 2;
 const FLAG_NARROW: u32 = 1;
 const FIXED_HEADER_LEN: usize = 8 + 4 * 4 + 8 * 7 + 32 + 32;
 const MAX_ID_LEN: usize = 256;
@@ -90,7 +90,7 @@ fn checked_body_len(c: &Counts) -> Option<u64> {
     let mut len = c.num_coeffs.checked_mul(32)?;
     for nnz in c.nnz {
         len = len
-            .checked_add(c.num_constraints.checked_add(1)?.checked_mul(4)?)?
+            .checked_add(c.num_constraints.checked_mul(2)?)?
             .checked_add(nnz.checked_mul(4 + idx_width)?)?;
     }
     let words = |n: u64| n.div_ceil(64).checked_mul(8);
@@ -101,6 +101,11 @@ fn checked_body_len(c: &Counts) -> Option<u64> {
 
 pub(crate) fn body_len(c: &Counts) -> u64 {
     checked_body_len(c).unwrap_or(u64::MAX)
+}
+
+/// Bytes a loaded PCE of these counts holds: the body, and each matrix's row index.
+pub(crate) fn memory_len(c: &Counts) -> u64 {
+    body_len(c).saturating_add(3 * Matrix::index_bytes(c.num_constraints))
 }
 
 /// The header of a PCE file, readable without loading the body.
@@ -125,9 +130,9 @@ pub struct PceHeader {
 }
 
 impl PceHeader {
-    /// Bytes the PCE takes in memory once loaded (its body), from the header's counts.
+    /// Bytes the PCE takes in memory once loaded (its body and row index), from the counts.
     pub fn body_bytes(&self) -> u64 {
-        body_len(&self.counts)
+        memory_len(&self.counts)
     }
 }
 
@@ -148,7 +153,7 @@ fn body_writer<W: Write>(pce: &Pce, w: &mut W) -> std::io::Result<()> {
         w.write_all(&c.to_bytes_le())?;
     }
     for m in [&pce.a, &pce.b, &pce.c] {
-        w.write_all(bytemuck::cast_slice(&m.row_ptr))?;
+        w.write_all(bytemuck::cast_slice(&m.lens))?;
         w.write_all(bytemuck::cast_slice(&m.cols))?;
         match &m.coeffs {
             CoeffIndices::Narrow(v) => w.write_all(bytemuck::cast_slice(v))?,
@@ -280,18 +285,14 @@ impl Pce {
         let coeff_bytes: Vec<[u8; 32]> = body.read_vec(c.num_coeffs)?;
         let mut mats = Vec::with_capacity(3);
         for nnz in c.nnz {
-            let row_ptr: Vec<u32> = body.read_vec(c.num_constraints + 1)?;
+            let lens: Vec<u16> = body.read_vec(c.num_constraints)?;
             let cols: Vec<u32> = body.read_vec(nnz)?;
             let coeffs = if c.narrow() {
                 CoeffIndices::Narrow(body.read_vec(nnz)?)
             } else {
                 CoeffIndices::Wide(body.read_vec(nnz)?)
             };
-            mats.push(Matrix {
-                row_ptr,
-                cols,
-                coeffs,
-            });
+            mats.push(Matrix::new(lens, cols, coeffs).map_err(bad)?);
         }
         let mut dens = Vec::with_capacity(3);
         for n in [c.num_aux, c.num_inputs, c.num_aux] {

@@ -184,7 +184,7 @@ impl Pce {
             num_constraints: self.num_constraints(),
             nnz: self.a.nnz() + self.b.nnz() + self.c.nnz(),
             num_coeffs: self.coeffs.len(),
-            bytes: file::body_len(&file::Counts::of(self)) as usize,
+            bytes: file::memory_len(&file::Counts::of(self)) as usize,
         }
     }
 

@@ -28,7 +28,7 @@ use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError
 use blstrs::Scalar;
 use ff::Field;
 
-use super::matrix::{CoeffIndices, Matrix, COEFF_MINUS_ONE, COEFF_ONE, INPUT_BIT};
+use super::matrix::{CoeffIndices, Matrix, COEFF_MINUS_ONE, COEFF_ONE, INPUT_BIT, MAX_ROW_LEN};
 use crate::assignment::Density;
 use crate::bits::DensityBits;
 
@@ -170,25 +170,31 @@ impl MatrixBuilder {
             && growth.room(&mut self.idx, entries)
     }
 
-    /// Bytes [`MatrixBuilder::finish`] allocates beside the buffers: the narrowed row pointers
-    /// and coefficient indices.
+    /// Bytes [`MatrixBuilder::finish`] allocates beside the buffers: the row lengths and
+    /// index, and the narrowed coefficient indices.
     fn finish_bytes(&self) -> u64 {
-        (self.row_ptr.len() * 4 + self.idx.len() * 4) as u64
+        let rows = (self.row_ptr.len() - 1) as u64;
+        rows * 2 + Matrix::index_bytes(rows) + self.idx.len() as u64 * 4
     }
 
     fn finish(self, table_len: usize) -> Result<Matrix, String> {
-        if self.cols.len() > u32::MAX as usize {
-            return Err(format!(
-                "{} nonzeros in one matrix; the PCE format holds at most {}",
-                self.cols.len(),
-                u32::MAX
-            ));
+        let mut lens = Vec::with_capacity(self.row_ptr.len() - 1);
+        for (r, w) in self.row_ptr.windows(2).enumerate() {
+            let len = w[1] - w[0];
+            if len > MAX_ROW_LEN as u64 {
+                return Err(format!(
+                    "constraint {r} has {len} nonzeros in one matrix; the PCE format holds at \
+                     most {MAX_ROW_LEN} per row"
+                ));
+            }
+            lens.push(len as u16);
         }
-        Ok(Matrix {
-            row_ptr: self.row_ptr.into_iter().map(|x| x as u32).collect(),
-            cols: self.cols,
-            coeffs: CoeffIndices::from_wide(self.idx, table_len),
-        })
+        drop(self.row_ptr);
+        Matrix::new(
+            lens,
+            self.cols,
+            CoeffIndices::from_wide(self.idx, table_len),
+        )
     }
 }
 
