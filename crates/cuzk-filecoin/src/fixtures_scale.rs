@@ -125,20 +125,22 @@ impl ScaleManifest {
                 ..ProofRequest::default()
             }),
             ProofKind::SnapDeals => {
-                let c = |i: usize| {
-                    crate::fixtures::unhex(&t.snap_commitments[i]).ok_or_else(|| {
-                        InputError::new(format!("commitment {i} in the manifest is not hex"))
-                    })
+                let c = |i: usize| -> Result<[u8; 32]> {
+                    crate::fixtures::unhex(&t.snap_commitments[i])
+                        .and_then(|b| b.try_into().ok())
+                        .ok_or_else(|| {
+                            InputError::new(format!(
+                                "commitment {i} in the manifest is not 32 bytes of hex"
+                            ))
+                            .into()
+                        })
                 };
-                Ok(ProofRequest {
-                    kind: Some(kind),
-                    registered_proof: Some(t.snap_registered_proof),
-                    vanilla_proofs: t.snap_vanilla.iter().map(read).collect::<Result<_>>()?,
-                    comm_r_old: c(0)?,
-                    comm_r_new: c(1)?,
-                    comm_d_new: c(2)?,
-                    ..ProofRequest::default()
-                })
+                let vanilla = t.snap_vanilla.iter().map(read).collect::<Result<_>>()?;
+                Ok(crate::timing_inputs::snap_request_of(
+                    UpdateProof::from_id(t.snap_registered_proof)?,
+                    [c(0)?, c(1)?, c(2)?],
+                    vanilla,
+                ))
             }
             _ => Err(InputError::new(format!(
                 "timing-only inputs are PoRep and SnapDeals; {kind} inputs here verify (use them)"

@@ -30,7 +30,8 @@ use typenum::U2;
 use crate::decode::{C1Output, C1VanillaProofs};
 use crate::error::{Error, Result};
 use crate::plan::TIMING_ONLY_MARK;
-use crate::registry::{prover_id, SealProof, UpdateProof};
+use crate::registry::{prover_id, ProofKind, SealProof, UpdateProof};
+use crate::request::ProofRequest;
 use crate::sparse_post::level_arities;
 
 type TreeProof<Tree> = MerkleProof<
@@ -163,6 +164,49 @@ pub fn porep_c1_json<Tree: 'static + MerkleTreeTrait>(
         ticket,
     })
     .map_err(|e| Error::proofs(format!("encoding C1 output: {e}")))
+}
+
+/// The request a client would send for a timing-only PoRep (see [`porep_c1_json`]).
+pub fn porep_request<Tree: 'static + MerkleTreeTrait>(
+    proof: SealProof,
+    miner_id: u64,
+    sector: u64,
+    rng: &mut ChaCha8Rng,
+) -> Result<ProofRequest> {
+    Ok(ProofRequest {
+        kind: Some(ProofKind::PoRep),
+        registered_proof: Some(proof.id),
+        vanilla_proof: porep_c1_json::<Tree>(proof, miner_id, sector, rng)?,
+        sector_number: sector,
+        miner_id,
+        ..ProofRequest::default()
+    })
+}
+
+/// The request a client would send for a timing-only SnapDeals proof (see [`snap_inputs`]).
+pub fn snap_request<Tree>(proof: UpdateProof, rng: &mut ChaCha8Rng) -> Result<ProofRequest>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>,
+{
+    let (old, new, d, vanilla) = snap_inputs::<Tree>(proof, rng)?;
+    Ok(snap_request_of(proof, [old, new, d], vanilla))
+}
+
+/// A SnapDeals request from its commitments (old, new, data) and partition proofs.
+pub(crate) fn snap_request_of(
+    proof: UpdateProof,
+    comms: [[u8; 32]; 3],
+    vanilla: Vec<Vec<u8>>,
+) -> ProofRequest {
+    ProofRequest {
+        kind: Some(ProofKind::SnapDeals),
+        registered_proof: Some(proof.id),
+        vanilla_proofs: vanilla,
+        comm_r_old: comms[0].to_vec(),
+        comm_r_new: comms[1].to_vec(),
+        comm_d_new: comms[2].to_vec(),
+        ..ProofRequest::default()
+    }
 }
 
 /// A timing-only SnapDeals input of `proof`: `(comm_r_old, comm_r_new, comm_d_new, one

@@ -6,46 +6,24 @@
 mod common;
 
 use common::fixtures;
-use cuzk_filecoin::timing_inputs::{porep_c1_json, snap_inputs};
+use cuzk_filecoin::timing_inputs::{porep_request, snap_request};
 use cuzk_filecoin::{
     plan, plan_for_timing, prove_partitions_with, ProofKind, ProofRequest, SealProof, SectorSize,
     UpdateProof,
 };
 use cuzk_groth16::{random_point_parameters, CpuBackend};
+use filecoin_proofs::{SectorShape32GiB, SectorShapeBase};
 use rand::SeedableRng;
 
 fn timing_request(kind: ProofKind) -> ProofRequest {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     match kind {
         ProofKind::PoRep => {
-            let proof = SealProof::of(SectorSize::S2KiB, 1);
-            ProofRequest {
-                kind: Some(kind),
-                registered_proof: Some(proof.id),
-                vanilla_proof: porep_c1_json::<filecoin_proofs::SectorShapeBase>(
-                    proof, 1000, 3, &mut rng,
-                )
-                .unwrap(),
-                sector_number: 3,
-                miner_id: 1000,
-                ..ProofRequest::default()
-            }
+            porep_request::<SectorShapeBase>(SealProof::of(SectorSize::S2KiB, 1), 1000, 3, &mut rng)
         }
-        _ => {
-            let proof = UpdateProof::of(SectorSize::S2KiB);
-            let (comm_r_old, comm_r_new, comm_d_new, vanilla) =
-                snap_inputs::<filecoin_proofs::SectorShapeBase>(proof, &mut rng).unwrap();
-            ProofRequest {
-                kind: Some(kind),
-                registered_proof: Some(proof.id),
-                vanilla_proofs: vanilla,
-                comm_r_old: comm_r_old.to_vec(),
-                comm_r_new: comm_r_new.to_vec(),
-                comm_d_new: comm_d_new.to_vec(),
-                ..ProofRequest::default()
-            }
-        }
+        _ => snap_request::<SectorShapeBase>(UpdateProof::of(SectorSize::S2KiB), &mut rng),
     }
+    .unwrap()
 }
 
 fn check(kind: ProofKind) {
@@ -102,31 +80,13 @@ fn timing_only_snap_deals_has_the_real_shape_and_is_refused_outside_benchmarks()
 fn timing_only_inputs_at_32_gib_plan_with_the_real_partition_counts() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
     let proof = SealProof::of(SectorSize::S32GiB, 1);
-    let req = ProofRequest {
-        kind: Some(ProofKind::PoRep),
-        registered_proof: Some(proof.id),
-        vanilla_proof: porep_c1_json::<filecoin_proofs::SectorShape32GiB>(proof, 1000, 5, &mut rng)
-            .unwrap(),
-        sector_number: 5,
-        miner_id: 1000,
-        ..ProofRequest::default()
-    };
+    let req = porep_request::<SectorShape32GiB>(proof, 1000, 5, &mut rng).unwrap();
     assert!(plan(&req).is_err());
     let p = plan_for_timing(&req).unwrap();
     assert_eq!(p.partitions(), 10);
 
-    let update = UpdateProof::of(SectorSize::S32GiB);
-    let (old, new, d, vanilla) =
-        snap_inputs::<filecoin_proofs::SectorShape32GiB>(update, &mut rng).unwrap();
-    let req = ProofRequest {
-        kind: Some(ProofKind::SnapDeals),
-        registered_proof: Some(update.id),
-        vanilla_proofs: vanilla,
-        comm_r_old: old.to_vec(),
-        comm_r_new: new.to_vec(),
-        comm_d_new: d.to_vec(),
-        ..ProofRequest::default()
-    };
+    let req =
+        snap_request::<SectorShape32GiB>(UpdateProof::of(SectorSize::S32GiB), &mut rng).unwrap();
     assert!(plan(&req).is_err());
     assert_eq!(plan_for_timing(&req).unwrap().partitions(), 16);
 }

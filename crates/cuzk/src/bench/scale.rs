@@ -82,11 +82,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let store = fixture_store(dir);
     let backend = backends::open(&args.backend).map_err(|e| anyhow::anyhow!(e.message))?;
 
-    let spec = p.circuit().clone();
-    let existed = store.pce_path(&spec).exists();
-    let t = Instant::now();
-    let st = store.pce(&spec)?.stats();
-    let pce_time = t.elapsed();
     println!(
         "{kind}, {} sectors, {} GiB sector size, on {} with {} threads",
         req.vanilla_proofs.len(),
@@ -94,15 +89,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         backend.name(),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    println!(
-        "PCE: {} constraints, {} nonzeros, {:.2} GiB ({:.2} bytes per nonzero), {} in {:.1} s",
-        st.num_constraints,
-        st.nnz,
-        gib(st.bytes as u64),
-        st.bytes_per_nonzero(),
-        if existed { "loaded" } else { "extracted" },
-        pce_time.as_secs_f64()
-    );
+    pce_reported(&store, p.circuit())?;
 
     let watch = VramWatch::start(backend.as_ref());
     let mut runs = Vec::new();
@@ -186,19 +173,8 @@ fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Resul
         backend.name(),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    let existed = store.pce_path(&spec).exists();
-    let t = Instant::now();
-    let pce = store.pce(&spec)?;
+    let pce = pce_reported(&store, &spec)?;
     let st = pce.stats();
-    println!(
-        "PCE: {} constraints, {} nonzeros, {:.2} GiB ({:.2} bytes per nonzero), {} in {:.1} s",
-        st.num_constraints,
-        st.nnz,
-        gib(st.bytes as u64),
-        st.bytes_per_nonzero(),
-        if existed { "loaded" } else { "extracted" },
-        t.elapsed().as_secs_f64()
-    );
     let need = cuzk_groth16::random_point_parameters_bytes(&pce)?;
     let have = cuzk_engine::auto_host_budget(0);
     ensure!(
@@ -277,6 +253,27 @@ fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Resul
         host_budget: host_budget.min(one * (args.synthesis_threads as u64 + 2)),
         winning,
     })
+}
+
+/// The circuit's PCE, loaded or extracted, with a line saying which, its size and the time.
+fn pce_reported(
+    store: &cuzk_filecoin::CircuitStore,
+    spec: &cuzk_filecoin::CircuitSpec,
+) -> anyhow::Result<Arc<cuzk_groth16::Pce>> {
+    let existed = store.pce_path(spec).exists();
+    let t = Instant::now();
+    let pce = store.pce(spec)?;
+    let st = pce.stats();
+    println!(
+        "PCE: {} constraints, {} nonzeros, {:.2} GiB ({:.2} bytes per nonzero), {} in {:.1} s",
+        st.num_constraints,
+        st.nnz,
+        gib(st.bytes as u64),
+        st.bytes_per_nonzero(),
+        if existed { "loaded" } else { "extracted" },
+        t.elapsed().as_secs_f64()
+    );
+    Ok(pce)
 }
 
 /// The sequential runs' tables: one row per partition, then one per proof.

@@ -256,8 +256,8 @@ mod tests {
     use cuzk_filecoin::fixtures::{
         bind_fixture_dirs, ensure_fixtures_locked, fixture_store, Quiet,
     };
-    use cuzk_filecoin::timing_inputs::snap_inputs;
-    use cuzk_filecoin::{plan, plan_for_timing, ProofKind, ProofRequest, SectorSize, UpdateProof};
+    use cuzk_filecoin::timing_inputs::snap_request;
+    use cuzk_filecoin::{plan, plan_for_timing, ProofKind, SectorSize, UpdateProof};
     use cuzk_groth16::{random_point_parameters, CpuBackend};
     use rand::SeedableRng;
 
@@ -279,18 +279,11 @@ mod tests {
         let (dir, m) = fixtures();
         let store = fixture_store(&dir);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-        let update = UpdateProof::of(SectorSize::S2KiB);
-        let (old, new, d, vanilla) =
-            snap_inputs::<filecoin_proofs::SectorShapeBase>(update, &mut rng).unwrap();
-        let req = ProofRequest {
-            kind: Some(ProofKind::SnapDeals),
-            registered_proof: Some(update.id),
-            vanilla_proofs: vanilla,
-            comm_r_old: old.to_vec(),
-            comm_r_new: new.to_vec(),
-            comm_d_new: d.to_vec(),
-            ..ProofRequest::default()
-        };
+        let req = snap_request::<filecoin_proofs::SectorShapeBase>(
+            UpdateProof::of(SectorSize::S2KiB),
+            &mut rng,
+        )
+        .unwrap();
         let p = plan_for_timing(&req).unwrap();
         let pce = store.pce(p.circuit()).unwrap();
         let params = Arc::new(random_point_parameters(&pce, 1).unwrap());
