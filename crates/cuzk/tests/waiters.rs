@@ -182,6 +182,10 @@ fn two_thousand_abandoned_waiters_hold_no_threads_and_winning_post_is_served() {
         // The last caller goes away: the job is cancelled unless it was done by then.
         conn0.shutdown(std::net::Shutdown::Both).unwrap();
         let stayed = stayer.await.unwrap();
+        // Watched without a waiter (an AwaitProof would count as someone waiting, and keep
+        // the job alive if it reached the daemon before the stayer's departure did); read
+        // once nothing is queued or running.
+        wait_idle(&mut probe).await;
         let last = probe
             .await_proof(proto::AwaitProofRequest {
                 job_id: id.into(),

@@ -155,9 +155,14 @@ while True:
         time.sleep(0.05)
 call.cancel()
 # A wait that starts before the cancellation reaches the daemon is another waiter, which keeps
-# the job alive by design; give the RST_STREAM a moment.
-time.sleep(1)
-a = stub.AwaitProof(pb.AwaitProofRequest(job_id=gone.request_id, timeout_ms=60000))
+# the job alive by design: watch through GetStatus (no waiter) until nothing is queued or
+# running, then read the job.
+deadline = time.time() + 300
+while any(q.pending or q.in_progress for q in stub.GetStatus(pb.GetStatusRequest()).queues):
+    if time.time() > deadline:
+        raise RuntimeError("the cancelled job never left the queues")
+    time.sleep(0.05)
+a = stub.AwaitProof(pb.AwaitProofRequest(job_id=gone.request_id, timeout_ms=1))
 out["cancelled_by_client"] = pb.AwaitProofResponse.Status.Name(a.status)
 
 print(json.dumps(out))

@@ -164,3 +164,28 @@ impl Drop for DirLock {
         let _ = std::fs::remove_file(&self.0);
     }
 }
+
+/// Waits (up to ten minutes) until the daemon has no job queued or running, watching through
+/// GetStatus, which takes no waiter on any job.
+pub async fn wait_idle(c: &mut ProvingEngineClient<tonic::transport::Channel>) {
+    let t = Instant::now();
+    loop {
+        let s = c
+            .get_status(proto::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        if s.queues
+            .iter()
+            .all(|q| q.pending == 0 && q.in_progress == 0)
+        {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(600),
+            "jobs still queued or running: {:?}",
+            s.queues
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
