@@ -260,11 +260,14 @@ fn status_page_in_headless_chromium_shows_devices_and_queues_while_jobs_run() {
     let mut child = spawn(&cfg);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut client = rt.block_on(connect(grpc));
-    // A queue of WindowPoSt jobs: one synthesis thread works through them one at a time.
+    // A queue of WindowPoSt jobs: one synthesis thread works through them one at a time,
+    // far longer than Chromium takes to start on a loaded machine (they are cancelled at the
+    // end).
+    const JOBS: usize = 40;
     let req = m
         .request(&fx, cuzk_filecoin::ProofKind::WindowPoSt)
         .unwrap();
-    for i in 0..8 {
+    for i in 0..JOBS {
         rt.block_on(client.submit_proof(wire(
             cuzk_filecoin::ProofKind::WindowPoSt,
             &req,
@@ -299,7 +302,7 @@ fn status_page_in_headless_chromium_shows_devices_and_queues_while_jobs_run() {
         .queues
         .iter()
         .any(|q| q.pending + q.in_progress > 0);
-    for i in 0..8 {
+    for i in 0..JOBS {
         let _ = rt.block_on(client.cancel_proof(cuzk_server::proto::CancelProofRequest {
             job_id: format!("page{i}"),
         }));
