@@ -339,14 +339,15 @@ impl Engine {
         self.inner.admit(caller, request_id, content, None)
     }
 
-    /// A wait on the job `id` names (a job id, or a request id: its newest job) that cancels
-    /// nothing when it is dropped.
+    /// A wait on the job `id` names (a job id, or a request id: its newest job). It keeps
+    /// a job that a Prove caller waited on alive while it waits, and being the last waiter to
+    /// leave such a job, cancels it (see [`Waiter`]).
     pub fn waiter(&self, id: &str) -> Result<Waiter, EngineError> {
         let jobs = self.inner.lock_jobs();
         let job = jobs
             .get(id)
             .ok_or_else(|| EngineError::NotFound(id.to_owned()))?;
-        Ok(Waiter::new(job, None))
+        Ok(Waiter::new(job, self.inner.clone(), false))
     }
 
     /// Waits until the job `id` names (a job id, or a request id: its newest job) finishes
@@ -537,10 +538,7 @@ impl Inner {
             }
             Caller::Waits {
                 cancel_if_abandoned,
-            } => Some(Waiter::new(
-                job.clone(),
-                cancel_if_abandoned.then(|| self.clone()),
-            )),
+            } => Some(Waiter::new(job.clone(), self.clone(), cancel_if_abandoned)),
         };
         if let Some(j) = jobs.attachable(request_id, content) {
             return Ok(Some(Submitted {
@@ -664,12 +662,17 @@ impl Inner {
         was_running
     }
 
-    /// A cancelling waiter of `job` is gone: when it was the last waiter and no caller
-    /// submitted the job to come back for it, the job is cancelled (see [`Waiter`]).
+    /// A waiter of `job` is gone: when it was the last, a cancelling caller waited on the
+    /// job and no caller submitted it to come back for it, the job is cancelled (see
+    /// [`Waiter`]).
     pub(crate) fn release_waiter(&self, job: &Arc<Job>) {
         let _jobs = self.lock_jobs();
         let left = job.waiters.fetch_sub(1, Ordering::SeqCst) - 1;
-        if left == 0 && !job.detached.load(Ordering::SeqCst) && !job.lock().status.is_terminal() {
+        if left == 0
+            && job.cancel_when_abandoned.load(Ordering::SeqCst)
+            && !job.detached.load(Ordering::SeqCst)
+            && !job.lock().status.is_terminal()
+        {
             self.metrics.with(&job.kind, |m| m.abandoned += 1);
             self.cancel_job(job);
         }

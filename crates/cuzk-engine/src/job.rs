@@ -112,6 +112,9 @@ pub(crate) struct Job {
     /// Set once a caller submitted it without waiting (it will come back for the result),
     /// so the job is never cancelled for lack of waiters.
     pub detached: AtomicBool,
+    /// Set once a caller waited on it that cancels when it gives up (see [`crate::Waiter`]):
+    /// then the last waiter of any kind to leave cancels the job, unless it is detached.
+    pub cancel_when_abandoned: AtomicBool,
     pub state: Mutex<JobState>,
     pub changed: Condvar,
     /// True once the status is terminal; async waiters watch it.
@@ -139,6 +142,7 @@ impl Job {
             cancelled: AtomicBool::new(false),
             waiters: AtomicUsize::new(0),
             detached: AtomicBool::new(false),
+            cancel_when_abandoned: AtomicBool::new(false),
             done: tokio::sync::watch::Sender::new(false),
             state: Mutex::new(JobState {
                 status: JobStatus::Queued,

@@ -36,8 +36,15 @@ impl<T> WorkQueue<T> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Queues `item`; once the queue is closed, drops it instead (nothing will take it, and
+    /// what it holds, such as a partition's memory, must come back).
     pub fn push(&self, p: Priority, item: T) {
         let mut st = self.lock();
+        if st.closed {
+            drop(st);
+            drop(item);
+            return;
+        }
         let seq = st.back;
         st.back += 1;
         st.items.push((p, seq, item));
@@ -48,6 +55,11 @@ impl<T> WorkQueue<T> {
     /// Puts an item back ahead of everything of its priority.
     pub fn requeue(&self, p: Priority, item: T) {
         let mut st = self.lock();
+        if st.closed {
+            drop(st);
+            drop(item);
+            return;
+        }
         let seq = st.front;
         st.front -= 1;
         st.items.push((p, seq, item));
@@ -137,8 +149,36 @@ impl<T> WorkQueue<T> {
         self.lock().items.iter().filter(|(_, _, t)| f(t)).count()
     }
 
+    /// Closes the queue: waiting pops return `None`, the items still queued are dropped (their
+    /// jobs have ended), and later pushes are dropped.
     pub fn close(&self) {
-        self.lock().closed = true;
+        let mut st = self.lock();
+        st.closed = true;
+        let left = std::mem::take(&mut st.items);
+        drop(st);
         self.cv.notify_all();
+        drop(left);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[test]
+    fn closing_drops_what_is_queued_and_what_comes_after() {
+        let q = WorkQueue::new();
+        let held = Arc::new(());
+        q.push(Priority::Normal, held.clone());
+        q.requeue(Priority::High, held.clone());
+        assert_eq!(Arc::strong_count(&held), 3);
+        q.close();
+        assert_eq!(Arc::strong_count(&held), 1, "queued items dropped");
+        q.push(Priority::Normal, held.clone());
+        q.requeue(Priority::Normal, held.clone());
+        assert_eq!(Arc::strong_count(&held), 1, "pushes after close dropped");
+        assert!(q.pop(|_| true).is_none());
     }
 }

@@ -1,10 +1,11 @@
 //! Waiting for a job without a thread: a [`Waiter`] is a future's handle on one job.
 //!
-//! Each waiter counts itself on its job while it lives. A waiter made for a caller that
-//! proves and waits in one call ([`Caller::Waits`] with `cancel_if_abandoned`) cancels the
-//! job when it is dropped unfinished (the caller's deadline passed or it disconnected) and
-//! it was the last waiter, unless some caller submitted the job to come back for it later
-//! ([`Caller::Detached`]). So nobody is left proving for a client that is gone.
+//! Each waiter counts itself on its job while it lives. Once a caller that proves and waits
+//! in one call ([`Caller::Waits`] with `cancel_if_abandoned`) has waited on a job, the last
+//! waiter of any kind to be dropped while the job is unfinished (a deadline passed, a client
+//! disconnected, an AwaitProof timed out) cancels it, unless some caller submitted the job to
+//! come back for it later ([`Caller::Detached`]). So nobody is left proving for a client that
+//! is gone, and a wait that outlives the prover's caller keeps the job only while it waits.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -30,25 +31,27 @@ pub enum Caller {
 pub struct Waiter {
     job: Arc<Job>,
     rx: tokio::sync::watch::Receiver<bool>,
-    /// Set for a waiter whose giving up may cancel the job.
-    cancels: Option<Arc<Inner>>,
+    inner: Arc<Inner>,
 }
 
 impl std::fmt::Debug for Waiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Waiter")
             .field("job", &self.job.id)
-            .field("cancels", &self.cancels.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
 impl Waiter {
-    /// Counts a waiter on `job`; call under the job table's lock.
-    pub(crate) fn new(job: Arc<Job>, cancels: Option<Arc<Inner>>) -> Self {
+    /// Counts a waiter on `job`, for a caller whose giving up may cancel it when `cancels`;
+    /// call under the job table's lock.
+    pub(crate) fn new(job: Arc<Job>, inner: Arc<Inner>, cancels: bool) -> Self {
         job.waiters.fetch_add(1, Ordering::SeqCst);
+        if cancels {
+            job.cancel_when_abandoned.store(true, Ordering::SeqCst);
+        }
         let rx = job.done.subscribe();
-        Waiter { job, rx, cancels }
+        Waiter { job, rx, inner }
     }
 
     /// The job's id.
@@ -71,13 +74,8 @@ impl Waiter {
 
 impl Drop for Waiter {
     fn drop(&mut self) {
-        match &self.cancels {
-            // Under the job table's lock, where submissions attach: a caller attaching now
-            // either counts before this check or finds the job cancelled and proves anew.
-            Some(inner) => inner.release_waiter(&self.job),
-            None => {
-                self.job.waiters.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
+        // Under the job table's lock, where submissions attach: a caller attaching now
+        // either counts before this check or finds the job cancelled and proves anew.
+        self.inner.release_waiter(&self.job);
     }
 }

@@ -16,7 +16,7 @@ fn cfg() -> EngineConfig {
         synthesis_threads: 1,
         urgent_synthesis_threads: 1,
         workers_per_device: 1,
-        retention: Duration::from_secs(60),
+        retention: Duration::from_secs(3600),
         host_budget: 64 << 20,
         pipeline: true,
         pause_for_urgent: false,
@@ -247,5 +247,43 @@ fn attach_finds_only_jobs_of_the_same_content() {
         .unwrap();
     assert!(a.attached);
     assert_eq!(a.job_id, s.job_id);
+    engine.shutdown(Duration::from_secs(1), false);
+}
+
+/// A wait on a job (AwaitProof) keeps a job whose Prove caller gave up alive while it waits;
+/// when it gives up too, nobody is left and the job is cancelled. A job nobody waited on
+/// that way (submitted to come back for) is never cancelled by an AwaitProof leaving.
+#[test]
+fn the_last_waiter_of_any_kind_to_leave_a_prove_job_cancels_it() {
+    let engine = Engine::start(cfg(), slow_devices(400)).unwrap();
+    let waits = Caller::Waits {
+        cancel_if_abandoned: true,
+    };
+    let s = engine
+        .submit_as(waits, "pw", TestWork::new("porep", 3), None)
+        .unwrap();
+    let awaits = engine.waiter(&s.job_id).unwrap();
+    drop(s.waiter);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !engine
+            .await_job(&s.job_id, Some(Duration::ZERO))
+            .unwrap()
+            .status
+            .is_terminal(),
+        "a waiter is left: the job runs on"
+    );
+    drop(awaits);
+    assert_eq!(
+        engine.await_job(&s.job_id, None).unwrap().status,
+        JobStatus::Cancelled
+    );
+    assert_eq!(engine.status().metrics["porep"].abandoned, 1);
+
+    let d = engine
+        .submit("detached", TestWork::new("snap", 2), None)
+        .unwrap();
+    drop(engine.waiter(&d.job_id).unwrap());
+    completed(&engine.await_job(&d.job_id, None).unwrap().status);
     engine.shutdown(Duration::from_secs(1), false);
 }

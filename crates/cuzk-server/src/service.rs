@@ -8,7 +8,8 @@
 //! Jobs are named by request id and content (see [`cuzk_engine::Engine::submit`]). A `Prove`
 //! whose caller gives up (its deadline passes or it disconnects: tonic drops the call) and
 //! leaves no other waiter cancels its job, unless the job was also submitted by SubmitProof
-//! or `cancel_abandoned` is off.
+//! or `cancel_abandoned` is off; an AwaitProof on such a job that is the last to leave
+//! cancels it likewise.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
