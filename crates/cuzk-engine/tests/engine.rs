@@ -148,14 +148,14 @@ fn cancel_queued_and_running_jobs_and_await_timeout() {
     let (devs, _) = sim_devices(
         1,
         Faults {
-            delay: Duration::from_millis(200),
+            delay: Duration::from_millis(2000),
             ..Faults::default()
         },
     );
     let mut c = cfg(1);
     c.synthesis_threads = 1;
     // Room for two synthesized partitions: synthesis waits on memory, so the second job
-    // stays queued behind the first.
+    // stays queued behind the first (for about 4 s of device time).
     c.host_budget = 2 << 20;
     let engine = Engine::start(c, devs).unwrap();
     engine
@@ -164,7 +164,16 @@ fn cancel_queued_and_running_jobs_and_await_timeout() {
     engine
         .submit("queued", TestWork::new("porep", 1), Some(Priority::Low))
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let t = std::time::Instant::now();
+    while engine
+        .await_job("running", Some(Duration::ZERO))
+        .unwrap()
+        .status
+        != JobStatus::Running
+    {
+        assert!(t.elapsed() < Duration::from_secs(60), "never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     // Await with a short timeout returns the job still in progress.
     let v = engine
         .await_job("running", Some(Duration::from_millis(10)))
@@ -187,12 +196,16 @@ fn cancel_queued_and_running_jobs_and_await_timeout() {
         engine.cancel("nope"),
         Err(EngineError::NotFound(_))
     ));
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(
-        engine.status().host_memory.0,
-        0,
-        "cancelled partitions freed their memory"
-    );
+    // The partition on the device stops at its next yield point, then frees its memory.
+    let t = std::time::Instant::now();
+    while engine.status().host_memory.0 != 0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "cancelled partitions never freed their memory ({} bytes held)",
+            engine.status().host_memory.0
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // The engine keeps serving.
     engine
         .submit("after", TestWork::new("porep", 1), None)
@@ -304,11 +317,17 @@ fn device_faults_are_retried_elsewhere_and_total_failure_is_reported() {
     for p in &phys {
         p.set_faults(Faults::default());
     }
+    // A worker may still hold a device for a moment after failing its last job: the probe
+    // is tried until it gets the device.
     for id in ["sim:0", "sim:1"] {
-        assert_eq!(
-            engine.probe_device(id).unwrap(),
-            cuzk_engine::Health::Healthy
-        );
+        let t = std::time::Instant::now();
+        while engine.probe_device(id).unwrap() != cuzk_engine::Health::Healthy {
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "{id} never came back"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
     engine
         .submit("recovered", TestWork::new("porep", 1), None)
