@@ -2,9 +2,10 @@
 //!
 //! Start: read and validate the config (a named file that is missing is an error), log the
 //! effective config, open the devices, start the engine, bind the listener (a unix socket is
-//! created with mode 0600), serve. SIGTERM or SIGINT: stop accepting, let in-flight jobs
-//! finish within `shutdown.grace_secs` (or cancel them at once with
-//! `shutdown.cancel_in_flight`), report what was cancelled, exit 0.
+//! created with mode 0600), serve. SIGTERM or SIGINT: refuse new work (UNAVAILABLE), let
+//! in-flight jobs finish within `shutdown.grace_secs` (or cancel them at once with
+//! `shutdown.cancel_in_flight`) while callers can still collect results, then stop serving,
+//! report what was cancelled, exit 0.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -193,13 +194,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
             signal,
             "stopping: no new work; in-flight jobs finish or are cancelled"
         );
-        let _ = stop_tx.send(true);
+        // The engine drains first, while the servers still answer: new work is refused
+        // (UNAVAILABLE), and callers waiting for accepted jobs, or asking for them now, get
+        // their results. Then the servers stop.
         let grace = Duration::from_secs(cfg.shutdown.grace_secs);
         let cancel = cfg.shutdown.cancel_in_flight;
         let e = engine.clone();
         tokio::task::spawn_blocking(move || e.shutdown(grace, cancel))
             .await
             .map_err(|e| CliError::internal(format!("shutdown: {e}")))?;
+        let _ = stop_tx.send(true);
         match server.await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!(error = %e, "server ended with an error"),
