@@ -21,6 +21,7 @@ mod decode;
 mod error;
 pub mod fixtures;
 pub mod fixtures_scale;
+mod fixtures_seal;
 pub mod plan;
 mod prove;
 pub mod registry;
