@@ -116,14 +116,12 @@ impl ScaleManifest {
         })?;
         let read = |rel: &String| fs::read(dir.join(rel)).map_err(|e| Error::io(dir.join(rel), e));
         match kind {
-            ProofKind::PoRep => Ok(ProofRequest {
-                kind: Some(kind),
-                registered_proof: Some(t.porep_registered_proof),
-                vanilla_proof: read(&t.porep_c1)?,
-                sector_number: t.porep_sector_number,
-                miner_id: self.miner_id,
-                ..ProofRequest::default()
-            }),
+            ProofKind::PoRep => Ok(crate::timing_inputs::porep_request_of(
+                t.porep_registered_proof,
+                read(&t.porep_c1)?,
+                t.porep_sector_number,
+                self.miner_id,
+            )),
             ProofKind::SnapDeals => {
                 let c = |i: usize| -> Result<[u8; 32]> {
                     crate::fixtures::unhex(&t.snap_commitments[i])

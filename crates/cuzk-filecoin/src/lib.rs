@@ -42,4 +42,4 @@ pub use prove::{
 pub use registry::{PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
 pub use request::ProofRequest;
 pub use store::{bind_filecoin_parameter_dir, CircuitStore, SrsEntry, Tier, DEFAULT_PARAMETER_DIR};
-pub use work::{partition_bytes, FilecoinWork};
+pub use work::{partition_bytes, prove_partition, FilecoinWork};

@@ -128,8 +128,9 @@ pub fn prove_partitions(
 
 /// Proves every partition of `plan` on `backend` against `params` (synthesized with `pce`
 /// where given): their proofs concatenated in order, not assembled or verified, and each
-/// partition's synthesis and proving stage times (`total`: the partition's). Benchmarks call it with parameters of their own
-/// (random points for timing-only inputs); everything else goes through [`prove_plan`].
+/// partition's synthesis and proving stage times (`total`: the partition's). Benchmarks call
+/// it with parameters of their own (random points for timing-only inputs); everything else
+/// goes through [`prove_plan`].
 pub fn prove_partitions_with(
     plan: &dyn ProofPlan,
     params: &dyn cuzk_groth16::ParameterSource,

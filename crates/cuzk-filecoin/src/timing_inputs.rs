@@ -173,14 +173,25 @@ pub fn porep_request<Tree: 'static + MerkleTreeTrait>(
     sector: u64,
     rng: &mut ChaCha8Rng,
 ) -> Result<ProofRequest> {
-    Ok(ProofRequest {
+    let c1 = porep_c1_json::<Tree>(proof, miner_id, sector, rng)?;
+    Ok(porep_request_of(proof.id, c1, sector, miner_id))
+}
+
+/// A PoRep request from its registered proof, C1 output, sector number and miner id.
+pub(crate) fn porep_request_of(
+    registered_proof: u64,
+    c1: Vec<u8>,
+    sector: u64,
+    miner_id: u64,
+) -> ProofRequest {
+    ProofRequest {
         kind: Some(ProofKind::PoRep),
-        registered_proof: Some(proof.id),
-        vanilla_proof: porep_c1_json::<Tree>(proof, miner_id, sector, rng)?,
+        registered_proof: Some(registered_proof),
+        vanilla_proof: c1,
         sector_number: sector,
         miner_id,
         ..ProofRequest::default()
-    })
+    }
 }
 
 /// The request a client would send for a timing-only SnapDeals proof (see [`snap_inputs`]).

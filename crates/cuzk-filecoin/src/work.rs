@@ -132,16 +132,8 @@ impl ProofWork for FilecoinWork {
         synthesized: &Synthesized,
         device: &Lease<'_>,
     ) -> Result<Vec<u8>, WorkError> {
-        // The backend reserves what it allocates on its device's ledger; the estimate above
-        // is for admission (a partition is placed only where it fits).
         let _ = k;
-        let mut rng = rand::rngs::OsRng;
-        let (r, s) = (
-            <blstrs::Scalar as ff::Field>::random(&mut rng),
-            <blstrs::Scalar as ff::Field>::random(&mut rng),
-        );
-        let (proof, _) = device.prove(self.params.as_ref(), synthesized, r, s)?;
-        Ok(proof.to_bytes().to_vec())
+        prove_partition(self.params.as_ref(), synthesized, device)
     }
 
     fn verify_partition(
@@ -159,6 +151,24 @@ impl ProofWork for FilecoinWork {
     fn finish(&self, partitions: Vec<Vec<u8>>) -> Result<Vec<u8>, WorkError> {
         assemble_verified(self.plan.as_ref(), &partitions.concat()).map_err(work_error)
     }
+}
+
+/// Proves a synthesized partition against `params` on the leased device, with fresh random
+/// `r` and `s`: the proof's bytes. The backend reserves what it allocates on its device's
+/// ledger; [`partition_bytes`] is the estimate for admission (a partition is placed only
+/// where it fits).
+pub fn prove_partition(
+    params: &Parameters,
+    synthesized: &Synthesized,
+    device: &Lease<'_>,
+) -> Result<Vec<u8>, WorkError> {
+    let mut rng = rand::rngs::OsRng;
+    let (r, s) = (
+        <blstrs::Scalar as ff::Field>::random(&mut rng),
+        <blstrs::Scalar as ff::Field>::random(&mut rng),
+    );
+    let (proof, _) = device.prove(params, synthesized, r, s)?;
+    Ok(proof.to_bytes().to_vec())
 }
 
 /// Host and device bytes one partition of a circuit with `params` holds in flight, from the

@@ -91,7 +91,8 @@ fn done(engine: &Engine, id: &str) -> anyhow::Result<Duration> {
     Ok(done_timed(engine, id)?.total)
 }
 
-fn done_timed(engine: &Engine, id: &str) -> anyhow::Result<JobTimings> {
+/// The timings of job `id` once it completed; an error naming how it ended otherwise.
+pub(super) fn done_timed(engine: &Engine, id: &str) -> anyhow::Result<JobTimings> {
     let v = engine.await_job(id, None)?;
     match v.status {
         JobStatus::Completed(_) => Ok(v.timings),

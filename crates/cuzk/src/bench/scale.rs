@@ -236,14 +236,13 @@ fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Resul
         gib(one),
         gib(host_budget)
     );
-    let winning = if args.winning_runs > 0 && m.request(dir, ProofKind::WinningPoSt).is_ok() {
-        let w = plan(&m.request(dir, ProofKind::WinningPoSt)?)?;
-        Some((
-            Arc::new(FilecoinWork::new(w, &store, true)?),
+    // WinningPoSt beside the stream where the folder has its parameters.
+    let winning = match m.request(dir, ProofKind::WinningPoSt) {
+        Ok(req) if args.winning_runs > 0 => Some((
+            Arc::new(FilecoinWork::new(plan(&req)?, &store, true)?),
             args.winning_runs,
-        ))
-    } else {
-        None
+        )),
+        _ => None,
     };
     scale_stream::run(&scale_stream::Stream {
         backend: &backend,

@@ -12,14 +12,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure};
+use anyhow::ensure;
 use cuzk_engine::{
-    ContentDigest, Device, Engine, EngineConfig, JobStatus, JobTimings, Lease, Priority, ProofWork,
-    Synthesized, WorkError,
+    ContentDigest, Device, Engine, EngineConfig, Lease, Priority, ProofWork, Synthesized, WorkError,
 };
-use cuzk_filecoin::{partition_bytes, FilecoinWork, ProofPlan};
+use cuzk_filecoin::{partition_bytes, prove_partition, FilecoinWork, ProofPlan};
 use cuzk_groth16::{Parameters, Pce, PreparedVerifyingKey, Proof, ProvingBackend};
 
+use super::engine::done_timed as done;
 use crate::stats::{gib, median, secs};
 
 /// Printed beside every figure from timing-only inputs.
@@ -86,11 +86,7 @@ impl ProofWork for TimingWork {
         syn: &Synthesized,
         device: &Lease<'_>,
     ) -> Result<Vec<u8>, WorkError> {
-        let mut rng = rand::rngs::OsRng;
-        let r = <blstrs::Scalar as ff::Field>::random(&mut rng);
-        let s = <blstrs::Scalar as ff::Field>::random(&mut rng);
-        let (proof, _) = device.prove(self.params.as_ref(), syn, r, s)?;
-        Ok(proof.to_bytes().to_vec())
+        prove_partition(self.params.as_ref(), syn, device)
     }
     /// Runs the check a real partition gets, for its cost, and ignores the verdict: these
     /// inputs verify against nothing (see the module docs).
@@ -140,14 +136,6 @@ fn engine(s: &Stream<'_>) -> anyhow::Result<Engine> {
         },
         vec![Device::new(s.backend.clone())],
     )?)
-}
-
-fn done(engine: &Engine, id: &str) -> anyhow::Result<JobTimings> {
-    let v = engine.await_job(id, None)?;
-    match v.status {
-        JobStatus::Completed(_) => Ok(v.timings),
-        s => bail!("{id}: {s:?}"),
-    }
 }
 
 /// Runs the stream and prints its report.
