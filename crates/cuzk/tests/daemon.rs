@@ -290,15 +290,7 @@ fn http_serves_metrics_status_and_the_page() {
     rt.block_on(async {
         let mut c = connect(grpc).await;
         let req = m.request(&fx, ProofKind::WinningPoSt).unwrap();
-        let r = c
-            .prove(proto::ProveRequest {
-                submit: Some(wire(ProofKind::WinningPoSt, &req, "w")),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .result
-            .unwrap();
+        let r = prove(&mut c, ProofKind::WinningPoSt, &req, "w").await;
         assert_eq!(r.status, S::Completed as i32);
     });
     let (status, body) = http_get(http, "/metrics");

@@ -48,15 +48,7 @@ async fn a_32_gib_winning_post_over_grpc_verifies_and_timing_only_porep_is_refus
     let mut c = connect(port).await;
 
     let req = m.request(&fx, ProofKind::WinningPoSt).unwrap();
-    let r = c
-        .prove(proto::ProveRequest {
-            submit: Some(wire(ProofKind::WinningPoSt, &req, "winning-32g")),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
+    let r = prove(&mut c, ProofKind::WinningPoSt, &req, "winning-32g").await;
     assert_eq!(r.status, S::Completed as i32, "{}", r.error_message);
     assert_eq!(r.proof.len(), 192);
     assert!(

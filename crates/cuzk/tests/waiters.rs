@@ -205,19 +205,13 @@ fn two_thousand_abandoned_waiters_hold_no_threads_and_winning_post_is_served() {
         // The daemon serves WinningPoSt afterwards.
         let win = m.request(&fx, ProofKind::WinningPoSt).unwrap();
         let t = Instant::now();
-        let r = probe
-            .prove(proto::ProveRequest {
-                submit: Some(wire(
-                    ProofKind::WinningPoSt,
-                    &win,
-                    "winpost-1000-0011223344556677",
-                )),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .result
-            .unwrap();
+        let r = prove(
+            &mut probe,
+            ProofKind::WinningPoSt,
+            &win,
+            "winpost-1000-0011223344556677",
+        )
+        .await;
         assert_eq!(r.status, S::Completed as i32, "{}", r.error_message);
         assert_eq!(r.proof.len(), 192);
         eprintln!(

@@ -27,6 +27,23 @@ pub fn wire(kind: ProofKind, r: &ProofRequest, id: &str) -> proto::SubmitProofRe
     cuzk_server::convert::submit_request(id, kind, r, proto::Priority::Unspecified)
 }
 
+/// The result of a Prove call for `r` under request id `id` (the call itself must succeed).
+pub async fn prove(
+    c: &mut ProvingEngineClient<tonic::transport::Channel>,
+    kind: ProofKind,
+    r: &ProofRequest,
+    id: &str,
+) -> proto::AwaitProofResponse {
+    c.prove(proto::ProveRequest {
+        submit: Some(wire(kind, r, id)),
+    })
+    .await
+    .unwrap()
+    .into_inner()
+    .result
+    .unwrap()
+}
+
 pub fn free_port() -> u16 {
     free_ports::<1>()[0]
 }
