@@ -317,17 +317,8 @@ fn device_faults_are_retried_elsewhere_and_total_failure_is_reported() {
     for p in &phys {
         p.set_faults(Faults::default());
     }
-    // A worker may still hold a device for a moment after failing its last job: the probe
-    // is tried until it gets the device.
     for id in ["sim:0", "sim:1"] {
-        let t = std::time::Instant::now();
-        while engine.probe_device(id).unwrap() != cuzk_engine::Health::Healthy {
-            assert!(
-                t.elapsed() < Duration::from_secs(60),
-                "{id} never came back"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        common::probe_back(&engine, id);
     }
     engine
         .submit("recovered", TestWork::new("porep", 1), None)

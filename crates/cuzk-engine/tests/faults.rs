@@ -138,14 +138,7 @@ fn a_hung_device_is_quarantined_and_its_partition_proved_elsewhere() {
     // Once the hang is over, a probe brings the device back (until then the hung call
     // holds the device, and probes find it busy).
     phys[0].set_faults(Faults::default());
-    let t = Instant::now();
-    while engine.probe_device("sim:0").unwrap() != Health::Healthy {
-        assert!(
-            t.elapsed() < Duration::from_secs(120),
-            "the device never came back"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    common::probe_back(&engine, "sim:0");
     engine.shutdown(Duration::from_secs(5), false);
     assert_eq!(phys[0].violations() + phys[1].violations(), 0);
 }
@@ -216,7 +209,7 @@ fn when_every_gpu_dies_a_fallback_device_finishes_the_work() {
     assert_eq!(cpu.violations() + gpu.violations(), 0);
     // The GPU repaired and probed: the fallback goes idle again.
     gpu.set_faults(Faults::default());
-    assert_eq!(engine.probe_device("sim:gpu").unwrap(), Health::Healthy);
+    common::probe_back(&engine, "sim:gpu");
     let before = cpu.calls();
     engine
         .submit("after", TestWork::new("porep", 1), None)

@@ -149,16 +149,8 @@ fn a_retry_after_cancel_or_failure_proves_again() {
         JobStatus::Failed(_)
     ));
     phys[0].set_faults(Faults::default());
-    // The fault quarantined the only device; the operator probes it back (a worker may
-    // hold it for a moment after failing the job).
-    let t = std::time::Instant::now();
-    while engine.probe_device("sim:0").unwrap() != cuzk_engine::Health::Healthy {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "the device never came back"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // The fault quarantined the only device; the operator probes it back.
+    common::probe_back(&engine, "sim:0");
     let retry = engine
         .submit("snap-1000-9", TestWork::new("snap", 1), None)
         .unwrap();
