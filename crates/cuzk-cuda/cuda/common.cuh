@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 #include <stdexcept>
 
 #include <cuda_runtime.h>
@@ -104,7 +105,48 @@ inline void require(bool ok, const char* message)
     if (!ok) throw error(CUZK_BAD_ARGUMENT, message);
 }
 
+// Timing events of one call: marks recorded on streams, read as milliseconds from the first
+// (which every later mark must follow: streams other than the first's wait on it).
+class call_clock {
+    std::vector<cudaEvent_t> evs;
+
+public:
+    call_clock() = default;
+    call_clock(const call_clock&) = delete;
+    call_clock& operator=(const call_clock&) = delete;
+    ~call_clock()
+    {
+        for (cudaEvent_t e : evs)
+            (void)cudaEventDestroy(e);
+    }
+    // A mark recorded on `s` now; the first one is the call's origin.
+    cudaEvent_t mark(cudaStream_t s)
+    {
+        cudaEvent_t e = nullptr;
+        CUDA_OK(cudaEventCreate(&e));
+        evs.push_back(e);
+        CUDA_OK(cudaEventRecord(e, s));
+        return e;
+    }
+    // Milliseconds from the origin to `e` (waits for `e`).
+    float at(cudaEvent_t e)
+    {
+        float t = 0;
+        CUDA_OK(cudaEventSynchronize(e));
+        CUDA_OK(cudaEventElapsedTime(&t, evs.at(0), e));
+        return t;
+    }
+};
+
 } // namespace cuzk
+
+// Device memory a proof works in, allocated once (cudaMalloc, outside the stream-ordered pool)
+// and reused by every proof of that size on the device.
+struct cuzk_buffer {
+    uint32_t device;
+    size_t bytes;
+    void* ptr;
+};
 
 // Bases kept on one device; G1 and G2 implement it in their own translation units (sppark's
 // MSM template is instantiated once per unit through global typedefs).
@@ -116,6 +158,13 @@ struct cuzk_resident {
     virtual void msm(const void* scalars, size_t n, void* out) = 0;
     // As msm, with the scalars already in this device's memory (Montgomery form).
     virtual void msm_device(const void* d_scalars, size_t n, void* out) = 0;
+    // The MSM of the first n bases with scalars split by value: 1 where bit k % 32 of
+    // bitmap[k / 32] is set, tail[j] at index tail_idx[j] (< n, checked), 0 elsewhere. The
+    // tail runs `chunk` points at a time. Fills timing's upload (the bitmap), compute (the
+    // ones' sum) and msm (the tail) intervals.
+    virtual void split_msm(const uint32_t* bitmap, size_t n, const uint32_t* tail_idx,
+                           const void* tail, size_t ntail, size_t chunk, void* out,
+                           cuzk_timing_t* timing) = 0;
 };
 
 #endif

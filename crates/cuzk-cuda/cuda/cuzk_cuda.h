@@ -32,6 +32,15 @@ typedef struct {
     char name[256];
 } cuzk_device_info_t;
 
+// Where one call's time went on the device: intervals in milliseconds from the call's first
+// command, from CUDA events (a stage that did not run: start = end = 0).
+typedef struct {
+    float upload_start, upload_end;    // host-to-device copies
+    float compute_start, compute_end;  // H: NTTs and the pointwise step; split MSM: the ones
+    float msm_start, msm_end;          // Pippenger: H's MSM; split MSM: the tail
+    float wall;                        // the call, first command to last
+} cuzk_timing_t;
+
 // Status codes besides CUDA's own (which are returned negated).
 #define CUZK_BAD_DEVICE 1
 #define CUZK_BAD_ARGUMENT 2
@@ -65,6 +74,11 @@ cuzk_status_t cuzk_cuda_msm_g1(uint32_t device, const void* bases, const void* s
 cuzk_status_t cuzk_cuda_msm_g2(uint32_t device, const void* bases, const void* scalars,
                                size_t n, void* out);
 
+// Device memory allocated once and reused (a proof's working buffers).
+typedef struct cuzk_buffer cuzk_buffer_t;
+cuzk_status_t cuzk_cuda_buffer_new(uint32_t device, size_t bytes, cuzk_buffer_t** out);
+void cuzk_cuda_buffer_free(cuzk_buffer_t* buffer);
+
 // Bases uploaded once and kept on the device until freed.
 typedef struct cuzk_resident cuzk_resident_t;
 cuzk_status_t cuzk_cuda_resident_g1(uint32_t device, const void* bases, size_t n,
@@ -74,11 +88,22 @@ cuzk_status_t cuzk_cuda_resident_g2(uint32_t device, const void* bases, size_t n
 // MSM over the first n resident bases (n <= the number uploaded).
 cuzk_status_t cuzk_cuda_resident_msm(cuzk_resident_t* resident, const void* scalars, size_t n,
                                      void* out);
-// H as cuzk_cuda_compute_h, kept on the resident's device, then its MSM over the resident
-// bases (G1 H query): out = sum h[i] * bases[i], a blst_p1. H never leaves the device.
-cuzk_status_t cuzk_cuda_h_msm_resident(cuzk_resident_t* resident, const void* a, const void* b,
-                                       const void* c, size_t len, uint32_t lg_n,
-                                       const void* z_inv, void* out, float* gpu_ms);
+// H as cuzk_cuda_compute_h, kept on the resident's device in `work` (at least
+// (3 * 2^lg_n + 1) * 32 bytes, on the same device), then its MSM over the resident bases (G1 H
+// query): out = sum h[i] * bases[i], a blst_p1. H never leaves the device. a, b and c upload
+// on three streams, each polynomial's NTTs starting once its copy is done.
+cuzk_status_t cuzk_cuda_h_msm_resident(cuzk_resident_t* resident, cuzk_buffer_t* work,
+                                       const void* a, const void* b, const void* c, size_t len,
+                                       uint32_t lg_n, const void* z_inv, void* out,
+                                       cuzk_timing_t* timing);
+// The MSM of the first n resident bases with scalars split by value (see cuzk_resident's
+// split_msm): the bases whose bit is set in `bitmap` (n bits, n.div_ceil(32) words) summed by
+// batch addition, plus Pippenger over the ntail tail scalars (Montgomery form) and the bases
+// at tail_idx, gathered on the device `chunk` at a time. out: blst_p1 or blst_p2.
+cuzk_status_t cuzk_cuda_resident_split_msm(cuzk_resident_t* resident, const uint32_t* bitmap,
+                                           size_t n, const uint32_t* tail_idx,
+                                           const void* tail, size_t ntail, size_t chunk,
+                                           void* out, cuzk_timing_t* timing);
 // Benchmarks: uploads n scalars to the resident's device, then the MSM over them from device
 // memory (as H's MSM runs in a proof); msm_ms is the MSM's wall time without the upload.
 cuzk_status_t cuzk_cuda_resident_msm_device_scalars(cuzk_resident_t* resident,

@@ -72,6 +72,54 @@ extern "C" cuzk_status_t cuzk_cuda_resident_msm(cuzk_resident_t* resident, const
     });
 }
 
+extern "C" cuzk_status_t cuzk_cuda_resident_split_msm(cuzk_resident_t* resident,
+                                                      const uint32_t* bitmap, size_t n,
+                                                      const uint32_t* tail_idx,
+                                                      const void* tail, size_t ntail,
+                                                      size_t chunk, void* out,
+                                                      cuzk_timing_t* timing)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(resident != nullptr && out != nullptr && timing != nullptr,
+                      "null argument");
+        cuzk::require(n > 0 && bitmap != nullptr, "no scalars");
+        cuzk::require(n <= resident->n, "more scalars than resident bases");
+        cuzk::require(n <= UINT32_MAX, "a split MSM covers at most 2^32 - 1 points");
+        cuzk::require(ntail == 0 || (tail_idx != nullptr && tail != nullptr), "null tail");
+        cuzk::require(ntail <= n, "a longer tail than scalars");
+        cuzk::require(chunk > 0, "tail chunk of 0 points");
+        cuzk::select(resident->device);
+        resident->split_msm(bitmap, n, tail_idx, tail, ntail, chunk, out, timing);
+    });
+}
+
+extern "C" cuzk_status_t cuzk_cuda_buffer_new(uint32_t device, size_t bytes,
+                                              cuzk_buffer_t** out)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(out != nullptr, "null output");
+        cuzk::require(bytes > 0, "empty buffer");
+        *out = nullptr;
+        cuzk::select(device);
+        void* ptr = nullptr;
+        CUDA_OK(cudaMalloc(&ptr, bytes));
+        *out = new cuzk_buffer{device, bytes, ptr};
+    });
+}
+
+extern "C" void cuzk_cuda_buffer_free(cuzk_buffer_t* buffer)
+{
+    if (buffer == nullptr)
+        return;
+    try {
+        cuzk::select(buffer->device);
+        // A broken context fails the free; its memory goes with the context.
+        (void)cudaFree(buffer->ptr);
+    } catch (...) {
+    }
+    delete buffer;
+}
+
 extern "C" void cuzk_cuda_resident_free(cuzk_resident_t* resident)
 {
     if (resident == nullptr)

@@ -36,6 +36,55 @@ template __global__
 void integrate<g2_bucket_t>(g2_bucket_t::mem_t buckets_[], uint32_t nwins, uint32_t wbits,
                             uint32_t nbits);
 
+// sppark's batch addition over a bitmap (the split MSM's sum of ones), for both groups.
+template __global__
+void batch_addition<bucket_t, affine_t::mem_t>(bucket_t::mem_t ret[],
+                                              const affine_t::mem_t points[],
+                                              uint32_t npoints, const uint32_t bitmap[],
+                                              bool accumulate, uint32_t sid);
+template __global__
+void batch_addition<g2_bucket_t, g2_affine_t::mem_t>(g2_bucket_t::mem_t ret[],
+                                                    const g2_affine_t::mem_t points[],
+                                                    uint32_t npoints, const uint32_t bitmap[],
+                                                    bool accumulate, uint32_t sid);
+
+// out[k] = bases[idx[k]] for k < m, points of BYTES bytes moved as 16-byte words (one thread
+// a word); an index at or past n sets *bad and gathers point 0 instead.
+template<size_t BYTES>
+__global__ void cuzk_gather(uint4* out, const uint4* bases, const uint32_t* idx, size_t m,
+                            uint32_t n, uint32_t* bad)
+{
+    constexpr size_t W = BYTES / 16;
+    size_t t = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    if (t >= m * W)
+        return;
+    size_t k = t / W, w = t % W;
+    uint32_t i = idx[k];
+    if (i >= n) {
+        *bad = 1;
+        i = 0;
+    }
+    out[t] = bases[(size_t)i * W + w];
+}
+template __global__ void cuzk_gather<96>(uint4*, const uint4*, const uint32_t*, size_t, uint32_t,
+                                         uint32_t*);
+template __global__ void cuzk_gather<192>(uint4*, const uint4*, const uint32_t*, size_t,
+                                          uint32_t, uint32_t*);
+
+#ifndef __CUDA_ARCH__
+template<class affine_h>
+static void cuzk_gather_points(stream_t& s, affine_h* out, const affine_h* bases,
+                               const uint32_t* idx, size_t m, uint32_t n, uint32_t* bad)
+{
+    static_assert(sizeof(affine_h) == 96 || sizeof(affine_h) == 192, "affine layout");
+    size_t threads = m * (sizeof(affine_h) / 16);
+    const unsigned block = 256;
+    cuzk_gather<sizeof(affine_h)><<<(unsigned)((threads + block - 1) / block), block, 0, s>>>(
+        reinterpret_cast<uint4*>(out), reinterpret_cast<const uint4*>(bases), idx, m, n, bad);
+    CUDA_OK(cudaGetLastError());
+}
+#endif
+
 #ifndef __CUDA_ARCH__
 static_assert(sizeof(affine_t) == 96, "G1 affine layout differs from blst_p1_affine");
 static_assert(sizeof(point_t) == 144, "G1 Jacobian layout differs from blst_p1");

@@ -76,41 +76,61 @@ extern "C" cuzk_status_t cuzk_cuda_ntt(uint32_t device, void* inout, uint32_t lg
 
 namespace {
 
-// H into d (3n + 1 elements; H is the first n - 1), queued on s. Returns the kernel time.
-float compute_h_on_device(stream_t& s, dev_ptr_t<fr_t>& d, const void* a, const void* b,
-                          const void* c, size_t len, uint32_t lg_n, const void* z_inv)
+// H into d (3n + 1 elements; H is the first n - 1, z_inv goes last) on sppark's three streams
+// of `gpu`: a, b and c are each copied and transformed on a stream of their own, so one's
+// NTTs run while the next is copied; the pointwise step and the last inverse NTT run on the
+// first stream once the other two are done. `clk` must be fresh: its origin is marked here,
+// on the first stream. Fills timing's upload and compute intervals and returns the mark after
+// the last kernel, on the first stream.
+cudaEvent_t compute_h_on_device(const gpu_t& gpu, cuzk::call_clock& clk, fr_t* d,
+                                const void* a, const void* b, const void* c, size_t len,
+                                uint32_t lg_n, const void* z_inv, cuzk_timing_t& timing)
 {
     size_t n = (size_t)1 << lg_n;
-    fr_t* d_a = &d[0];
-    fr_t* d_b = &d[n];
-    fr_t* d_c = &d[2 * n];
     fr_t* d_z = &d[3 * n];
     const void* src[3] = {a, b, c};
-    fr_t* dst[3] = {d_a, d_b, d_c};
+    fr_t* dst[3] = {&d[0], &d[n], &d[2 * n]};
+    cudaEvent_t origin = clk.mark(gpu[0]);
+    CUDA_OK(cudaStreamWaitEvent(gpu[1], origin, 0));
+    CUDA_OK(cudaStreamWaitEvent(gpu[2], origin, 0));
+    gpu[0].HtoD(d_z, z_inv, 1);
+    cudaEvent_t copying[3], copied[3], ready[3];
     for (int k = 0; k < 3; k++) {
+        stream_t& s = gpu[k];
+        copying[k] = clk.mark(s);
         if (len) s.HtoD(dst[k], src[k], len);
         if (len < n) s.bzero(dst[k] + len, n - len);
-    }
-    s.HtoD(d_z, z_inv, 1);
-    event_timer t{s};
-    t.start();
-    // Evaluations over the domain -> coefficients (bit-reversed) -> evaluations over the
-    // coset (natural order).
-    for (int k = 0; k < 3; k++) {
+        copied[k] = clk.mark(s);
+        // Evaluations over the domain -> coefficients (bit-reversed) -> evaluations over the
+        // coset (natural order).
         NTT::Base_dev_ptr(s, dst[k], lg_n, NTT::InputOutputOrder::NR, NTT::Direction::inverse,
                           NTT::Type::standard);
         NTT::Base_dev_ptr(s, dst[k], lg_n, NTT::InputOutputOrder::RN, NTT::Direction::forward,
                           NTT::Type::coset);
+        ready[k] = clk.mark(s);
     }
+    stream_t& s = gpu[0];
+    CUDA_OK(cudaStreamWaitEvent(s, ready[1], 0));
+    CUDA_OK(cudaStreamWaitEvent(s, ready[2], 0));
     const unsigned threads = 256;
-    cuzk_h_pointwise<<<(unsigned)((n + threads - 1) / threads), threads, 0, s>>>(d_a, d_b, d_c,
-                                                                              d_z, n);
+    cuzk_h_pointwise<<<(unsigned)((n + threads - 1) / threads), threads, 0, s>>>(
+        dst[0], dst[1], dst[2], d_z, n);
     CUDA_OK(cudaGetLastError());
     // Back to coefficients over the coset, natural order.
-    NTT::Base_dev_ptr(s, d_a, lg_n, NTT::InputOutputOrder::NN, NTT::Direction::inverse,
+    NTT::Base_dev_ptr(s, dst[0], lg_n, NTT::InputOutputOrder::NN, NTT::Direction::inverse,
                       NTT::Type::coset);
-    t.stop();
-    return t.ms();
+    cudaEvent_t done = clk.mark(s);
+    timing.upload_start = clk.at(copying[0]);
+    timing.upload_end = 0;
+    timing.compute_start = clk.at(copied[0]);
+    for (int k = 0; k < 3; k++) {
+        timing.upload_start = std::min(timing.upload_start, clk.at(copying[k]));
+        timing.upload_end = std::max(timing.upload_end, clk.at(copied[k]));
+        timing.compute_start = std::min(timing.compute_start, clk.at(copied[k]));
+    }
+    timing.compute_end = clk.at(done);
+    timing.wall = timing.compute_end;
+    return done;
 }
 
 void check_h_args(const void* a, const void* b, const void* c, size_t len, uint32_t lg_n,
@@ -133,33 +153,44 @@ extern "C" cuzk_status_t cuzk_cuda_compute_h(uint32_t device, const void* a, con
         cuzk::require(h != nullptr, "null argument");
         size_t n = (size_t)1 << lg_n;
         const gpu_t& gpu = cuzk::select(device);
-        stream_t& s = gpu;
-        dev_ptr_t<fr_t> d{3 * n + 1, s};
-        float ms = compute_h_on_device(s, d, a, b, c, len, lg_n, z_inv);
-        s.DtoH(static_cast<fr_t*>(h), &d[0], n - 1);
-        s.sync();
-        if (gpu_ms) *gpu_ms = ms;
+        dev_ptr_t<fr_t> d{3 * n + 1, gpu[0]};
+        cuzk::call_clock clk;
+        cuzk_timing_t timing{};
+        compute_h_on_device(gpu, clk, &d[0], a, b, c, len, lg_n, z_inv, timing);
+        gpu[0].DtoH(static_cast<fr_t*>(h), &d[0], n - 1);
+        gpu[0].sync();
+        if (gpu_ms) *gpu_ms = timing.compute_end - timing.compute_start;
     });
 }
 
-extern "C" cuzk_status_t cuzk_cuda_h_msm_resident(cuzk_resident_t* resident, const void* a,
-                                                  const void* b, const void* c, size_t len,
-                                                  uint32_t lg_n, const void* z_inv, void* out,
-                                                  float* gpu_ms)
+extern "C" cuzk_status_t cuzk_cuda_h_msm_resident(cuzk_resident_t* resident, cuzk_buffer_t* work,
+                                                  const void* a, const void* b, const void* c,
+                                                  size_t len, uint32_t lg_n, const void* z_inv,
+                                                  void* out, cuzk_timing_t* timing)
 {
     return cuzk::guarded([&] {
         check_h_args(a, b, c, len, lg_n, z_inv);
-        cuzk::require(resident != nullptr && out != nullptr, "null argument");
+        cuzk::require(resident != nullptr && work != nullptr && out != nullptr &&
+                          timing != nullptr,
+                      "null argument");
         size_t n = (size_t)1 << lg_n;
         cuzk::require(n - 1 <= resident->n, "more H coefficients than resident bases");
+        cuzk::require(work->device == resident->device, "working buffer on another device");
+        cuzk::require(work->bytes >= (3 * n + 1) * sizeof(fr_t), "working buffer too small");
         const gpu_t& gpu = cuzk::select(resident->device);
-        stream_t& s = gpu;
-        dev_ptr_t<fr_t> d{3 * n + 1, s};
-        float ms = compute_h_on_device(s, d, a, b, c, len, lg_n, z_inv);
-        // The MSM runs on sppark's own streams: H must be complete first.
-        s.sync();
-        resident->msm_device(&d[0], n - 1, out);
-        if (gpu_ms) *gpu_ms = ms;
+        fr_t* d = static_cast<fr_t*>(work->ptr);
+        cuzk::call_clock clk;
+        cuzk_timing_t t{};
+        cudaEvent_t h_done = compute_h_on_device(gpu, clk, d, a, b, c, len, lg_n, z_inv, t);
+        // The MSM runs on sppark's own streams: H must be complete first (it is: the
+        // intervals above waited for its last mark).
+        (void)h_done;
+        resident->msm_device(d, n - 1, out);
+        cudaEvent_t done = clk.mark(gpu[0]);
+        t.msm_start = t.compute_end;
+        t.msm_end = clk.at(done);
+        t.wall = t.msm_end;
+        *timing = t;
     });
 }
 

@@ -7,14 +7,16 @@
 //! MSMs run over resident parameters when the budget has room for them
 //! ([`Residency::Auto`]), streaming the bases from host memory otherwise.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::{
-    prove_with, Device, DeviceGuard, Domain, G1Base, G1Query, G2Base, ParameterSource, Proof,
-    ProveTimings, ProvingAssignment, ProvingBackend, QueryMsm, VramReservation, YieldPoint,
+    prove_with, Device, DeviceGuard, DeviceTimeline, Domain, G1Base, G1Query, G2Base,
+    ParameterSource, Proof, ProveTimings, ProvingAssignment, ProvingBackend, QueryMsm,
+    SplitScalars, VramReservation, YieldPoint,
 };
 use ff::{Field, PrimeField};
 use group::Group;
@@ -22,7 +24,7 @@ use group::Group;
 use crate::device::{CudaDevice, Held};
 use crate::error::CudaError;
 use crate::ffi;
-use crate::resident::ResidentSrs;
+use crate::resident::{ResidentG1, ResidentG2, ResidentSrs};
 use crate::vram;
 
 // The FFI passes blstrs scalars and points as blst's C structs.
@@ -388,15 +390,26 @@ impl CudaBackend {
             self.fault_now(held)?;
         }
         let n = 1u64 << Domain::log_size_for(pa.a.len())?;
-        // One proof's working memory beside resident bases: H, or the largest MSM call.
-        let working = vram::compute_h(n).max(vram::msm_call(n, n, vram::G1, false));
+        // One proof's working memory beside resident bases (which include H's a, b and c):
+        // H's MSM, or a split MSM with its largest tail chunk.
+        let sm = self.device.info().sm_count as u64;
+        let working = vram::msm_call(n, n, vram::G1, false).max(vram::split_msm(
+            n,
+            n.min(1 << 23),
+            vram::G2,
+            sm,
+        ));
         let resident = self.resident_for(held, params, working)?;
         let compute_h = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| {
             Ok(self.compute_h_held(held, a, b, c).map(|(h, _)| h)?)
         };
         match resident {
             Some(res) => {
-                let msm = ResidentMsm { held, res: &res };
+                let msm = ResidentMsm {
+                    held,
+                    res: &res,
+                    timeline: Cell::new(DeviceTimeline::default()),
+                };
                 let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s, yield_point)?;
                 Ok((p, t, MsmPlacement::Resident))
             }
@@ -431,9 +444,20 @@ fn equal_len(bases: usize, scalars: usize) -> Result<(), CudaError> {
     Ok(())
 }
 
+/// A proof's MSMs over resident parameters: H fused with its MSM, L, A and B over split
+/// scalars, each operation's device timeline recorded.
 struct ResidentMsm<'a> {
     held: Held<'a>,
     res: &'a ResidentSrs,
+    timeline: Cell<DeviceTimeline>,
+}
+
+impl ResidentMsm<'_> {
+    fn record(&self, f: impl FnOnce(&mut DeviceTimeline)) {
+        let mut t = self.timeline.get();
+        f(&mut t);
+        self.timeline.set(t);
+    }
 }
 
 impl QueryMsm for ResidentMsm<'_> {
@@ -443,6 +467,31 @@ impl QueryMsm for ResidentMsm<'_> {
     fn b_g2(&self, scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
         Ok(self.res.b_g2(self.held.guard(), scalars)?)
     }
+    fn takes_split(&self) -> bool {
+        true
+    }
+    fn g1_split(
+        &self,
+        query: G1Query,
+        scalars: &SplitScalars,
+    ) -> cuzk_groth16::Result<G1Projective> {
+        let (p, span) = self.res.g1_split(self.held, query, scalars)?;
+        self.record(|t| match query {
+            G1Query::H => t.h = span,
+            G1Query::L => t.l = span,
+            G1Query::A => t.a = span,
+            G1Query::BG1 => t.b_g1 = span,
+        });
+        Ok(p)
+    }
+    fn b_g2_split(&self, scalars: &SplitScalars) -> cuzk_groth16::Result<G2Projective> {
+        let (p, span) = self.res.b_g2_split(self.held, scalars)?;
+        self.record(|t| t.b_g2 = span);
+        Ok(p)
+    }
+    fn device_timeline(&self) -> Option<DeviceTimeline> {
+        Some(self.timeline.get())
+    }
     fn h_from_abc(
         &self,
         a: &[Scalar],
@@ -451,10 +500,9 @@ impl QueryMsm for ResidentMsm<'_> {
     ) -> Option<cuzk_groth16::Result<G1Projective>> {
         let run = || -> Result<G1Projective, CudaError> {
             let (lg_n, z_inv) = h_domain(a.len())?;
-            Ok(self
-                .res
-                .h_msm(self.held.guard(), [a, b, c], lg_n, &z_inv)?
-                .0)
+            let (p, span) = self.res.h_msm(self.held.guard(), [a, b, c], lg_n, &z_inv)?;
+            self.record(|t| t.h = span);
+            Ok(p)
         };
         Some(run().map_err(Into::into))
     }
@@ -575,6 +623,34 @@ impl ProvingBackend for CudaBackend {
         scalars: &[Scalar],
     ) -> cuzk_groth16::Result<G2Projective> {
         Ok(self.msm_g2_held(self.device.held(g)?, bases, scalars)?)
+    }
+
+    fn msm_g1_split(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G1Base],
+        scalars: &SplitScalars,
+    ) -> cuzk_groth16::Result<G1Projective> {
+        let bases = cuzk_groth16::split_bases(bases, scalars)?;
+        if scalars.is_empty() {
+            return Ok(G1Projective::identity());
+        }
+        let resident = ResidentG1::upload(&self.device, g, bases)?;
+        Ok(resident.split_msm(&self.device, g, scalars)?.0)
+    }
+
+    fn msm_g2_split(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G2Base],
+        scalars: &SplitScalars,
+    ) -> cuzk_groth16::Result<G2Projective> {
+        let bases = cuzk_groth16::split_bases(bases, scalars)?;
+        if scalars.is_empty() {
+            return Ok(G2Projective::identity());
+        }
+        let resident = ResidentG2::upload(&self.device, g, bases)?;
+        Ok(resident.split_msm(&self.device, g, scalars)?.0)
     }
 
     fn fixed_base_g1(

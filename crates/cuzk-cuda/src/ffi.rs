@@ -34,6 +34,36 @@ pub(crate) struct Resident {
     _private: [u8; 0],
 }
 
+/// Opaque device memory allocated once and reused.
+#[repr(C)]
+pub(crate) struct Buffer {
+    _private: [u8; 0],
+}
+
+/// `cuzk_timing_t`: one call's intervals on the device, in milliseconds from its first command.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Timing {
+    upload_start: f32,
+    upload_end: f32,
+    compute_start: f32,
+    compute_end: f32,
+    msm_start: f32,
+    msm_end: f32,
+    wall: f32,
+}
+
+impl Timing {
+    pub(crate) fn span(&self) -> cuzk_groth16::DeviceSpan {
+        cuzk_groth16::DeviceSpan {
+            upload: (self.upload_start, self.upload_end),
+            compute: (self.compute_start, self.compute_end),
+            msm: (self.msm_start, self.msm_end),
+            wall: self.wall,
+        }
+    }
+}
+
 // SAFETY (for the whole block): these are the functions of cuda/cuzk_cuda.h with the same
 // signatures; pointers are checked for null on the C side and sizes are passed explicitly.
 extern "C" {
@@ -123,9 +153,12 @@ extern "C" {
         out: *mut c_void,
     ) -> Status;
     pub(crate) fn cuzk_cuda_test_fault(device: u32) -> Status;
+    pub(crate) fn cuzk_cuda_buffer_new(device: u32, bytes: usize, out: *mut *mut Buffer) -> Status;
+    pub(crate) fn cuzk_cuda_buffer_free(buffer: *mut Buffer);
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_cuda_h_msm_resident(
         resident: *mut Resident,
+        work: *mut Buffer,
         a: *const c_void,
         b: *const c_void,
         c: *const c_void,
@@ -133,7 +166,19 @@ extern "C" {
         lg_n: u32,
         z_inv: *const c_void,
         out: *mut c_void,
-        gpu_ms: *mut f32,
+        timing: *mut Timing,
+    ) -> Status;
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_cuda_resident_split_msm(
+        resident: *mut Resident,
+        bitmap: *const u32,
+        n: usize,
+        tail_idx: *const u32,
+        tail: *const c_void,
+        ntail: usize,
+        chunk: usize,
+        out: *mut c_void,
+        timing: *mut Timing,
     ) -> Status;
 }
 

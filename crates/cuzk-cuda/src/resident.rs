@@ -132,6 +132,83 @@ impl Drop for ResidentBases {
     }
 }
 
+impl ResidentBases {
+    /// The MSM of the first `s.len()` bases with split scalars (see
+    /// [`cuzk_groth16::SplitScalars`]); `out` is a blst Jacobian point of this group. The tail
+    /// runs `chunk` points at a time.
+    fn split_msm<P>(
+        &self,
+        guard: &DeviceGuard<'_>,
+        s: &cuzk_groth16::SplitScalars,
+        chunk: u64,
+        out: &mut P,
+    ) -> Result<ffi::Timing, CudaError> {
+        self.check(guard)?;
+        if s.is_empty() || s.len() > self.n {
+            return Err(CudaError::BadArgument(format!(
+                "{} split scalars for {} resident bases",
+                s.len(),
+                self.n
+            )));
+        }
+        let mut timing = ffi::Timing::default();
+        // SAFETY: the object is live (owned by self) and used under its device's guard; the
+        // bitmap has s.len().div_ceil(32) words and the tail's indices and scalars
+        // (Montgomery-form Fr) have equal lengths, as SplitScalars keeps them; `out` is the
+        // Jacobian point type of this group (the caller's); timing is a live struct.
+        let status = unsafe {
+            ffi::cuzk_cuda_resident_split_msm(
+                self.ptr.as_ptr(),
+                s.ones_bitmap().as_ptr(),
+                s.len(),
+                s.tail_indices().as_ptr(),
+                s.tail_scalars().as_ptr().cast(),
+                s.tail_scalars().len(),
+                chunk as usize,
+                (out as *mut P).cast(),
+                &mut timing,
+            )
+        };
+        ffi::check(status, "split MSM")?;
+        Ok(timing)
+    }
+}
+
+/// Device memory allocated once for a resident copy's working data (H's a, b and c), under
+/// the copy's reservation.
+#[derive(Debug)]
+struct DeviceBuffer {
+    ptr: NonNull<ffi::Buffer>,
+}
+
+// SAFETY: the buffer is a device allocation with no thread affinity; it is only used through
+// calls made under its device's guard (by the ResidentSrs that owns it).
+unsafe impl Send for DeviceBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for DeviceBuffer {}
+
+impl DeviceBuffer {
+    fn new(held: Held<'_>, bytes: u64) -> Result<Self, CudaError> {
+        let mut out: *mut ffi::Buffer = std::ptr::null_mut();
+        // SAFETY: `out` receives the new buffer or stays null; the device index came from
+        // enumeration and is checked on the C side.
+        let status = unsafe { ffi::cuzk_cuda_buffer_new(held.index(), bytes as usize, &mut out) };
+        ffi::check(status, "working buffer")?;
+        let ptr = NonNull::new(out).ok_or_else(|| CudaError::Cuda {
+            code: 3,
+            message: "allocation returned no buffer".into(),
+        })?;
+        Ok(DeviceBuffer { ptr })
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from cuzk_cuda_buffer_new and is freed exactly once, here.
+        unsafe { ffi::cuzk_cuda_buffer_free(self.ptr.as_ptr()) }
+    }
+}
+
 /// One circuit's parameters on one device.
 #[derive(Debug)]
 pub(crate) struct ResidentSrs {
@@ -141,6 +218,8 @@ pub(crate) struct ResidentSrs {
     a: ResidentBases,
     b_g1: ResidentBases,
     b_g2: ResidentBases,
+    /// H's a, b and c on the device (`3n + 1` scalars for the domain of `n = h.len() + 1`).
+    h_work: DeviceBuffer,
     pub upload_time: Duration,
     // Dropped after the bases (field order): the budget is returned once the memory is freed.
     reservation: VramReservation,
@@ -151,6 +230,7 @@ impl ResidentSrs {
     pub(crate) fn bytes_needed(params: &dyn ParameterSource, sm_count: u64) -> u64 {
         let g1 = |n: usize| vram::msm_persistent(n as u64, vram::G1, sm_count, true);
         g1(params.h().len())
+            + vram::compute_h(params.h().len() as u64 + 1)
             + g1(params.l().len())
             + g1(params.a().len())
             + g1(params.b_g1().len())
@@ -176,7 +256,15 @@ impl ResidentSrs {
         nonempty(params.a().len(), "A")?;
         nonempty(params.b_g1().len(), "B")?;
         nonempty(params.l().len(), "L")?;
+        let n = params.h().len() as u64 + 1;
+        if !n.is_power_of_two() {
+            return Err(CudaError::BadArgument(format!(
+                "H query of {} points: not one short of a power of two",
+                n - 1
+            )));
+        }
         Ok(ResidentSrs {
+            h_work: DeviceBuffer::new(held, (3 * n + 1) * vram::FR_BYTES)?,
             source_id,
             h: ResidentBases::upload(held, params.h(), false)?,
             l: ResidentBases::upload(held, params.l(), false)?,
@@ -230,15 +318,58 @@ impl ResidentSrs {
         Ok(out)
     }
 
+    /// The MSM of a G1 query over split scalars, and its device timeline.
+    pub(crate) fn g1_split(
+        &self,
+        held: Held<'_>,
+        query: G1Query,
+        scalars: &cuzk_groth16::SplitScalars,
+    ) -> Result<(blstrs::G1Projective, cuzk_groth16::DeviceSpan), CudaError> {
+        let bases = match query {
+            G1Query::H => &self.h,
+            G1Query::L => &self.l,
+            G1Query::A => &self.a,
+            G1Query::BG1 => &self.b_g1,
+        };
+        let mut out = <blstrs::G1Projective as group::Group>::identity();
+        let t = split_call(held, bases, scalars, vram::G1, |chunk| {
+            bases.split_msm(
+                held.guard(),
+                scalars,
+                chunk,
+                AsMut::<blst::blst_p1>::as_mut(&mut out),
+            )
+        })?;
+        Ok((out, t))
+    }
+
+    /// The MSM of B in G2 over split scalars, and its device timeline.
+    pub(crate) fn b_g2_split(
+        &self,
+        held: Held<'_>,
+        scalars: &cuzk_groth16::SplitScalars,
+    ) -> Result<(blstrs::G2Projective, cuzk_groth16::DeviceSpan), CudaError> {
+        let mut out = <blstrs::G2Projective as group::Group>::identity();
+        let t = split_call(held, &self.b_g2, scalars, vram::G2, |chunk| {
+            self.b_g2.split_msm(
+                held.guard(),
+                scalars,
+                chunk,
+                AsMut::<blst::blst_p2>::as_mut(&mut out),
+            )
+        })?;
+        Ok((out, t))
+    }
+
     /// H from a, b, c over the domain of `2^lg_n` and its MSM over the resident H bases, with
-    /// H kept on the device in between; also the H kernel time.
+    /// H kept on the device in between; also its device timeline.
     pub(crate) fn h_msm(
         &self,
         guard: &DeviceGuard<'_>,
         abc: [&[blstrs::Scalar]; 3],
         lg_n: u32,
         z_inv: &blstrs::Scalar,
-    ) -> Result<(blstrs::G1Projective, f32), CudaError> {
+    ) -> Result<(blstrs::G1Projective, cuzk_groth16::DeviceSpan), CudaError> {
         self.h.check(guard)?;
         let [a, b, c] = abc;
         if a.len() != b.len() || a.len() != c.len() || a.len() > 1usize << lg_n {
@@ -250,18 +381,26 @@ impl ResidentSrs {
             )));
         }
         let n = 1u64 << lg_n;
+        if n != self.h.n as u64 + 1 {
+            return Err(CudaError::BadArgument(format!(
+                "a domain of 2^{lg_n} for {} resident H bases",
+                self.h.n
+            )));
+        }
         let _mem = guard.alloc(
-            "H polynomial and its MSM",
-            vram::compute_h(n) + vram::msm_call(n, self.h.n as u64, vram::G1, false),
+            "H's MSM",
+            vram::msm_call(n, self.h.n as u64, vram::G1, false),
         )?;
         let mut out = <blstrs::G1Projective as group::Group>::identity();
-        let mut ms = 0f32;
-        // SAFETY: the resident object is live (owned by self.h) and used under the device's
-        // guard; a, b, c are live slices of a.len() Montgomery-form Fr each; z_inv is one Fr;
-        // out is a blst_p1 (G1Projective is transparent over it), the G1 H query's group.
+        let mut timing = ffi::Timing::default();
+        // SAFETY: the resident object and the working buffer are live (owned by self) and
+        // used under the device's guard; the buffer holds 3n + 1 Fr for this n (checked
+        // above); a, b, c are live slices of a.len() Montgomery-form Fr each; z_inv is one
+        // Fr; out is a blst_p1 (G1Projective is transparent over it), the G1 H query's group.
         let status = unsafe {
             ffi::cuzk_cuda_h_msm_resident(
                 self.h.ptr.as_ptr(),
+                self.h_work.ptr.as_ptr(),
                 a.as_ptr().cast(),
                 b.as_ptr().cast(),
                 c.as_ptr().cast(),
@@ -269,12 +408,29 @@ impl ResidentSrs {
                 lg_n,
                 (z_inv as *const blstrs::Scalar).cast(),
                 (AsMut::<blst::blst_p1>::as_mut(&mut out) as *mut blst::blst_p1).cast(),
-                &mut ms,
+                &mut timing,
             )
         };
         ffi::check(status, "H and its MSM")?;
-        Ok((out, ms))
+        Ok((out, timing.span()))
     }
+}
+
+/// Reserves a split MSM's device memory (its tail chunk sized to what the budget has left)
+/// and runs `call` with the chunk.
+fn split_call(
+    held: Held<'_>,
+    bases: &ResidentBases,
+    s: &cuzk_groth16::SplitScalars,
+    g: vram::Group,
+    call: impl FnOnce(u64) -> Result<ffi::Timing, CudaError>,
+) -> Result<cuzk_groth16::DeviceSpan, CudaError> {
+    bases.check(held.guard())?;
+    let sm = held.device().info().sm_count as u64;
+    let (n, ntail) = (s.len() as u64, s.tail_scalars().len() as u64);
+    let chunk = vram::split_chunk(n, ntail, g, sm, held.available());
+    let _mem = held.alloc("split MSM", vram::split_msm(n, chunk, g, sm))?;
+    Ok(call(chunk)?.span())
 }
 
 /// G1 bases kept on a device, for callers that run their own MSMs (benchmarks, tools).
@@ -323,6 +479,27 @@ impl ResidentG1 {
 }
 
 impl ResidentG1 {
+    /// `sum scalars[i] * bases[i]` with the scalars split by value (ones summed by batch
+    /// addition, Pippenger over the tail), and the device's timeline of it.
+    pub fn split_msm(
+        &self,
+        device: &CudaDevice,
+        guard: &DeviceGuard<'_>,
+        scalars: &cuzk_groth16::SplitScalars,
+    ) -> Result<(blstrs::G1Projective, cuzk_groth16::DeviceSpan), CudaError> {
+        let held = device.held(guard)?;
+        let mut out = <blstrs::G1Projective as group::Group>::identity();
+        let t = split_call(held, &self.bases, scalars, vram::G1, |chunk| {
+            self.bases.split_msm(
+                guard,
+                scalars,
+                chunk,
+                AsMut::<blst::blst_p1>::as_mut(&mut out),
+            )
+        })?;
+        Ok((out, t))
+    }
+
     /// As [`msm`](Self::msm) with the scalars copied to device memory first (where H's are
     /// in a proof), and the MSM's own time, without that copy: for benchmarks.
     pub fn msm_scalars_on_device(
@@ -388,5 +565,25 @@ impl ResidentG2 {
         self.bases
             .msm(guard, scalars, AsMut::<blst::blst_p2>::as_mut(&mut out))?;
         Ok(out)
+    }
+
+    /// As [`ResidentG1::split_msm`], in G2.
+    pub fn split_msm(
+        &self,
+        device: &CudaDevice,
+        guard: &DeviceGuard<'_>,
+        scalars: &cuzk_groth16::SplitScalars,
+    ) -> Result<(blstrs::G2Projective, cuzk_groth16::DeviceSpan), CudaError> {
+        let held = device.held(guard)?;
+        let mut out = <blstrs::G2Projective as group::Group>::identity();
+        let t = split_call(held, &self.bases, scalars, vram::G2, |chunk| {
+            self.bases.split_msm(
+                guard,
+                scalars,
+                chunk,
+                AsMut::<blst::blst_p2>::as_mut(&mut out),
+            )
+        })?;
+        Ok((out, t))
     }
 }

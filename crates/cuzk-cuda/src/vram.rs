@@ -61,7 +61,12 @@ pub(crate) fn msm_persistent(n: u64, g: Group, sm_count: u64, resident: bool) ->
     let row = 1u64 << (w - 1);
     let buckets = (nwins(w) * row + sm_count * 256 / 32) * g.bucket;
     let hist = nwins(w) * row * 4;
-    let points = if resident { n * g.point } else { 0 };
+    // Resident bases are an allocation of their own.
+    let points = if resident {
+        n * g.point + ALLOC_SLACK
+    } else {
+        0
+    };
     buckets + hist + points + ALLOC_SLACK
 }
 
@@ -87,6 +92,31 @@ pub(crate) fn msm_call(n: u64, capacity: u64, g: Group, bases_on_host: bool) -> 
 /// A whole MSM with bases streamed from the host.
 pub(crate) fn msm_streamed(n: u64, g: Group, sm_count: u64) -> u64 {
     msm_persistent(n, g, sm_count, false) + msm_call(n, n, g, true)
+}
+
+/// A split MSM over `n` resident points whose tail runs `chunk` points at a time: the bitmap,
+/// the sum of ones' partial sums, and per chunk the tail's indices, scalars and gathered
+/// bases with a Pippenger set up for the chunk.
+pub(crate) fn split_msm(n: u64, chunk: u64, g: Group, sm_count: u64) -> u64 {
+    let bitmap = n.div_ceil(32).div_ceil(32) * 32 * 4;
+    let parts = sm_count * 256 / 32 * g.bucket;
+    let tail = chunk * (4 + FR_BYTES + g.point) + 4;
+    let pippenger = if chunk > 0 {
+        msm_persistent(chunk, g, sm_count, false) + msm_call(chunk, chunk, g, false)
+    } else {
+        0
+    };
+    bitmap + parts + tail + pippenger + 6 * ALLOC_SLACK
+}
+
+/// The tail chunk of a split MSM over `n` points with `ntail` tail scalars: all of them, at
+/// most 2^23, halved (down to 2^16) until the call fits in `available` bytes.
+pub(crate) fn split_chunk(n: u64, ntail: u64, g: Group, sm_count: u64, available: u64) -> u64 {
+    let mut chunk = ntail.clamp(1, 1 << 23);
+    while chunk > 1 << 16 && split_msm(n, chunk, g, sm_count) > available {
+        chunk /= 2;
+    }
+    chunk
 }
 
 /// An in-place NTT of `n` elements.
@@ -141,6 +171,21 @@ mod tests {
         let call = msm_call(1 << 24, 1 << 26, G1, false);
         assert!(call >= (512 + 960) << 20, "{call}");
         assert!(call > msm_call(1 << 24, 1 << 24, G1, false));
+    }
+
+    #[test]
+    fn a_split_chunk_shrinks_to_fit_and_never_below_its_floor() {
+        let n = 1 << 27;
+        let all = split_chunk(n, 5_000_000, G1, 132, u64::MAX);
+        assert_eq!(all, 5_000_000);
+        assert_eq!(split_chunk(n, 100 << 20, G1, 132, u64::MAX), 1 << 23);
+        let room = split_msm(n, 1 << 20, G1, 132);
+        let c = split_chunk(n, 100 << 20, G2, 132, room);
+        assert!(c <= 1 << 20 && split_msm(n, c, G2, 132) <= room, "{c}");
+        assert_eq!(split_chunk(n, 100 << 20, G1, 132, 0), 1 << 16);
+        assert_eq!(split_chunk(n, 0, G1, 132, u64::MAX), 1);
+        // The tail's gathered bases dominate: about 4 + 32 + 96 bytes a point.
+        assert!(split_msm(n, 1 << 23, G1, 132) > (1u64 << 23) * 132);
     }
 
     #[test]

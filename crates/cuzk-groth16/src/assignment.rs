@@ -1,10 +1,12 @@
 //! What synthesis hands to the prover: the witness, the A/B/C evaluations and the densities.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use blstrs::Scalar;
 
 use crate::bits::DensityBits;
+use crate::error::Result;
+use crate::split::SplitQueries;
 
 /// Which variables appear in the A and B queries. Shared by every circuit of one shape.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,9 +59,58 @@ pub struct ProvingAssignment {
     pub c: Vec<Scalar>,
     /// Query densities of the circuit's shape.
     pub density: Arc<Density>,
+    /// The L, A and B scalars split by value, made once (see [`ProvingAssignment::split`]).
+    split: OnceLock<SplitQueries>,
 }
 
 impl ProvingAssignment {
+    /// An assignment from its parts; the split scalars are made on first use.
+    pub fn new(
+        witness: Witness,
+        a: Vec<Scalar>,
+        b: Vec<Scalar>,
+        c: Vec<Scalar>,
+        density: Arc<Density>,
+    ) -> Self {
+        ProvingAssignment {
+            witness,
+            a,
+            b,
+            c,
+            density,
+            split: OnceLock::new(),
+        }
+    }
+
+    /// As [`new`](Self::new), with the split scalars already made.
+    pub(crate) fn with_split(
+        witness: Witness,
+        abc: [Vec<Scalar>; 3],
+        density: Arc<Density>,
+        split: SplitQueries,
+    ) -> Self {
+        let [a, b, c] = abc;
+        ProvingAssignment {
+            witness,
+            a,
+            b,
+            c,
+            density,
+            split: OnceLock::from(split),
+        }
+    }
+
+    /// The L, A and B scalars split by value, for MSMs that sum the ones apart: made on
+    /// first use ([`crate::Pce::evaluate`] makes them beside a, b and c, in the synthesis
+    /// lane) and kept. The witness and densities must not change afterwards.
+    pub fn split(&self) -> Result<&SplitQueries> {
+        if let Some(s) = self.split.get() {
+            return Ok(s);
+        }
+        let s = SplitQueries::new(&self.witness, &self.density)?;
+        Ok(self.split.get_or_init(|| s))
+    }
+
     /// The public inputs without the leading constant one, as a verifier takes them.
     pub fn public_inputs(&self) -> &[Scalar] {
         self.witness.inputs.get(1..).unwrap_or(&[])

@@ -25,6 +25,7 @@ use crate::field::Fr;
 use crate::msm::{self, G1Base, G2Base};
 use crate::proof::Proof;
 use crate::prover::{ProveTimings, YieldPoint};
+use crate::split::SplitScalars;
 use crate::srs::ParameterSource;
 
 /// The operations a Groth16 prover needs from the hardware it runs on.
@@ -64,6 +65,29 @@ pub trait ProvingBackend: Send + Sync {
         bases: &[G2Base],
         scalars: &[Scalar],
     ) -> Result<G2Projective>;
+
+    /// `sum scalars[i] * bases[i]` in G1 with the scalars split by value ([`SplitScalars`]),
+    /// as a device backend runs a proof's L, A and B MSMs over its resident bases; `bases`
+    /// holds at least `scalars.len()` points. The default runs [`msm_g1`](Self::msm_g1) on
+    /// the dense scalars.
+    fn msm_g1_split(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G1Base],
+        scalars: &SplitScalars,
+    ) -> Result<G1Projective> {
+        self.msm_g1(g, split_bases(bases, scalars)?, &scalars.to_dense())
+    }
+
+    /// As [`msm_g1_split`](Self::msm_g1_split), in G2.
+    fn msm_g2_split(
+        &self,
+        g: &DeviceGuard<'_>,
+        bases: &[G2Base],
+        scalars: &SplitScalars,
+    ) -> Result<G2Projective> {
+        self.msm_g2(g, split_bases(bases, scalars)?, &scalars.to_dense())
+    }
 
     /// `scalars[i] * G` for the generator `G` of G1 and every `i`, in stored (affine) form
     /// (a zero scalar gives the point at infinity): the fixed-base multiplications that make
@@ -184,6 +208,17 @@ impl CpuBackend {
         cache.insert(log_n, d.clone());
         Ok(d)
     }
+}
+
+/// The bases a split MSM runs over: the first `scalars.len()`.
+pub fn split_bases<'a, B>(bases: &'a [B], scalars: &SplitScalars) -> Result<&'a [B]> {
+    bases.get(..scalars.len()).ok_or_else(|| {
+        Error::ParamsMismatch(format!(
+            "MSM over {} bases with {} split scalars",
+            bases.len(),
+            scalars.len()
+        ))
+    })
 }
 
 fn check_equal_len(bases: usize, scalars: usize) -> Result<()> {

@@ -43,16 +43,16 @@ pub fn synthesize_direct<C: Circuit<Scalar>>(
     d.a_aux.grow_to(cs.aux.len());
     d.b_input.grow_to(cs.inputs.len());
     d.b_aux.grow_to(cs.aux.len());
-    Ok(ProvingAssignment {
-        witness: Witness {
+    Ok(ProvingAssignment::new(
+        Witness {
             inputs: cs.inputs,
             aux: cs.aux,
         },
-        a: cs.a,
-        b: cs.b,
-        c: cs.c,
-        density: Arc::new(cs.density),
-    })
+        cs.a,
+        cs.b,
+        cs.c,
+        Arc::new(cs.density),
+    ))
 }
 
 /// Evaluates `lc`, marking the variables with nonzero coefficients in the given densities.

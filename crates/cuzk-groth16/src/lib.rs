@@ -48,13 +48,14 @@ mod pce;
 mod proof;
 mod prover;
 mod random_params;
+mod split;
 mod srs;
 pub mod synthetic;
 mod verify;
 mod witness;
 
 pub use assignment::{Density, ProvingAssignment, Witness};
-pub use backend::{CpuBackend, ProvingBackend};
+pub use backend::{split_bases, CpuBackend, ProvingBackend};
 pub use bits::DensityBits;
 pub use device::{Device, DeviceGuard, DeviceInfo, Health, VramReservation};
 pub use direct::{synthesize_direct, EvaluatingCs};
@@ -75,9 +76,11 @@ pub use pce::{
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
     check_params, no_yield, prove, prove_composed, prove_random, prove_timed, prove_with,
-    synthesize, ComputeH, G1Query, ProveTimings, QueryMsm, SourceMsm, YieldPoint,
+    synthesize, ComputeH, DeviceSpan, DeviceTimeline, G1Query, ProveTimings, QueryMsm, SourceMsm,
+    YieldPoint,
 };
 pub use random_params::{random_point_parameters, random_point_parameters_bytes};
+pub use split::{SplitQueries, SplitScalars};
 pub use srs::{ParameterSource, Parameters, PointCheck, VerifyingKey};
 pub use verify::PreparedVerifyingKey;
 pub use witness::{synthesize_witness, synthesize_witness_units, WitnessCs};

@@ -24,6 +24,7 @@ use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::pce::Pce;
 use crate::proof::Proof;
+use crate::split::SplitScalars;
 use crate::srs::ParameterSource;
 use crate::witness::synthesize_witness;
 
@@ -40,13 +41,64 @@ pub fn synthesize<C: Circuit<Scalar> + Send>(
 }
 
 /// Where a proof's time went on the backend.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ProveTimings {
     /// Computing H (the NTTs and the pointwise step; where the backend computes H where its
     /// bases are, H's MSM too).
     pub ntt: Duration,
     /// The multi-scalar multiplications (the other four where H's is fused with H).
     pub msm: Duration,
+    /// The device's own timeline of the proof, where the backend measures one.
+    pub device: Option<DeviceTimeline>,
+}
+
+/// One device operation's timeline: intervals in milliseconds from its first command,
+/// measured on the device (CUDA events); a stage that did not run is `(0, 0)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DeviceSpan {
+    /// Host-to-device copies.
+    pub upload: (f32, f32),
+    /// Kernels other than Pippenger: H's NTTs and pointwise step; a split MSM's sum of ones.
+    pub compute: (f32, f32),
+    /// Pippenger: H's MSM; a split MSM's tail.
+    pub msm: (f32, f32),
+    /// The operation on the device, first command to last.
+    pub wall: f32,
+}
+
+/// A proof's device timeline: H (copies, NTTs and, fused, its MSM) and the other four MSMs,
+/// each one device operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DeviceTimeline {
+    /// H and its MSM.
+    pub h: DeviceSpan,
+    /// L.
+    pub l: DeviceSpan,
+    /// A.
+    pub a: DeviceSpan,
+    /// B in G2.
+    pub b_g2: DeviceSpan,
+    /// B in G1.
+    pub b_g1: DeviceSpan,
+}
+
+impl DeviceTimeline {
+    /// The operations in proof order, named.
+    pub fn spans(&self) -> [(&'static str, &DeviceSpan); 5] {
+        [
+            ("H", &self.h),
+            ("L", &self.l),
+            ("A", &self.a),
+            ("B G2", &self.b_g2),
+            ("B G1", &self.b_g1),
+        ]
+    }
+
+    /// The device's busy time: the operations' walls added up.
+    pub fn busy(&self) -> Duration {
+        let ms: f32 = self.spans().iter().map(|(_, s)| s.wall).sum();
+        Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3)
+    }
 }
 
 /// Proves one assignment with the given blinding factors, under the lock of the backend's
@@ -156,6 +208,25 @@ pub trait QueryMsm {
     fn g1(&self, query: G1Query, scalars: &[Scalar]) -> Result<G1Projective>;
     /// `sum scalars[i] * b_g2[i]`.
     fn b_g2(&self, scalars: &[Scalar]) -> Result<G2Projective>;
+    /// Whether the L, A and B MSMs take their scalars split by value
+    /// ([`g1_split`](Self::g1_split), [`b_g2_split`](Self::b_g2_split)): the prover then
+    /// hands over the assignment's [`SplitQueries`](crate::SplitQueries) and gathers no dense A and B scalars.
+    fn takes_split(&self) -> bool {
+        false
+    }
+    /// `sum scalars[i] * query[i]` over split scalars; the default runs [`Self::g1`] on the
+    /// dense scalars they stand for.
+    fn g1_split(&self, query: G1Query, scalars: &SplitScalars) -> Result<G1Projective> {
+        self.g1(query, &scalars.to_dense())
+    }
+    /// `sum scalars[i] * b_g2[i]` over split scalars; the default runs [`Self::b_g2`].
+    fn b_g2_split(&self, scalars: &SplitScalars) -> Result<G2Projective> {
+        self.b_g2(&scalars.to_dense())
+    }
+    /// The device timeline of the operations run so far, for a backend that measures one.
+    fn device_timeline(&self) -> Option<DeviceTimeline> {
+        None
+    }
     /// H's MSM computed straight from a, b and c, for a backend that computes H where its
     /// H bases are; `None` (the default): the prover computes H, then calls [`Self::g1`].
     fn h_from_abc(
@@ -284,27 +355,44 @@ pub fn prove_with(
         }
     };
     let mut yielded = timed(yield_point)?;
-    let l_acc = msm.g1(G1Query::L, &w.aux)?;
-    yielded += timed(yield_point)?;
-
-    // A: every input, then the aux present in A (the query's layout).
-    let mut a_scalars = w.inputs.clone();
-    a_scalars.extend(d.a_aux.iter_ones().map(|i| w.aux[i]));
-    let a_acc = msm.g1(G1Query::A, &a_scalars)?;
-    drop(a_scalars);
-    yielded += timed(yield_point)?;
-
-    // B: inputs present in B, then aux present in B.
-    let mut b_scalars: Vec<Scalar> = d.b_input.iter_ones().map(|i| w.inputs[i]).collect();
-    b_scalars.extend(d.b_aux.iter_ones().map(|i| w.aux[i]));
-    let b_g2_acc = msm.b_g2(&b_scalars)?;
-    yielded += timed(yield_point)?;
-    let b_g1_acc = if bool::from(r.is_zero()) {
-        G1Projective::identity()
+    let (l_acc, a_acc, b_g2_acc, b_g1_acc);
+    if msm.takes_split() {
+        let split = pa.split()?;
+        l_acc = msm.g1_split(G1Query::L, &split.l)?;
+        yielded += timed(yield_point)?;
+        a_acc = msm.g1_split(G1Query::A, &split.a)?;
+        yielded += timed(yield_point)?;
+        b_g2_acc = msm.b_g2_split(&split.b)?;
+        yielded += timed(yield_point)?;
+        b_g1_acc = if bool::from(r.is_zero()) {
+            G1Projective::identity()
+        } else {
+            msm.g1_split(G1Query::BG1, &split.b)?
+        };
     } else {
-        msm.g1(G1Query::BG1, &b_scalars)?
-    };
+        l_acc = msm.g1(G1Query::L, &w.aux)?;
+        yielded += timed(yield_point)?;
 
+        // A: every input, then the aux present in A (the query's layout).
+        let mut a_scalars = w.inputs.clone();
+        a_scalars.extend(d.a_aux.iter_ones().map(|i| w.aux[i]));
+        a_acc = msm.g1(G1Query::A, &a_scalars)?;
+        drop(a_scalars);
+        yielded += timed(yield_point)?;
+
+        // B: inputs present in B, then aux present in B.
+        let mut b_scalars: Vec<Scalar> = d.b_input.iter_ones().map(|i| w.inputs[i]).collect();
+        b_scalars.extend(d.b_aux.iter_ones().map(|i| w.aux[i]));
+        b_g2_acc = msm.b_g2(&b_scalars)?;
+        yielded += timed(yield_point)?;
+        b_g1_acc = if bool::from(r.is_zero()) {
+            G1Projective::identity()
+        } else {
+            msm.g1(G1Query::BG1, &b_scalars)?
+        };
+    }
+
+    let msm_device = msm.device_timeline();
     let msm = t1.elapsed().saturating_sub(yielded);
 
     let vk = params.vk();
@@ -322,5 +410,12 @@ pub fn prove_with(
         b: g_b.to_affine(),
         c: g_c.to_affine(),
     };
-    Ok((proof, ProveTimings { ntt, msm }))
+    Ok((
+        proof,
+        ProveTimings {
+            ntt,
+            msm,
+            device: msm_device,
+        },
+    ))
 }

@@ -25,6 +25,7 @@ pub use record::{Grow, RecordingCs, SequentialRecordingCs};
 
 use crate::assignment::{Density, ProvingAssignment, Witness};
 use crate::error::{Error, Result};
+use crate::split::SplitQueries;
 
 /// A circuit shape's recorded constraint matrices.
 #[derive(Clone, Debug)]
@@ -214,23 +215,26 @@ impl Pce {
         ];
         let [a, b, c] = &mut abc;
         let w = &witness;
-        rayon::join(
-            || self.a.mul_vec(&self.coeffs, &w.inputs, &w.aux, a),
+        let (split, _) = rayon::join(
+            || SplitQueries::new(w, &self.density),
             || {
                 rayon::join(
-                    || self.b.mul_vec(&self.coeffs, &w.inputs, &w.aux, b),
-                    || self.c.mul_vec(&self.coeffs, &w.inputs, &w.aux, c),
+                    || self.a.mul_vec(&self.coeffs, &w.inputs, &w.aux, a),
+                    || {
+                        rayon::join(
+                            || self.b.mul_vec(&self.coeffs, &w.inputs, &w.aux, b),
+                            || self.c.mul_vec(&self.coeffs, &w.inputs, &w.aux, c),
+                        )
+                    },
                 )
             },
         );
-        let [a, b, c] = abc;
-        Ok(ProvingAssignment {
+        Ok(ProvingAssignment::with_split(
             witness,
-            a,
-            b,
-            c,
-            density: self.density.clone(),
-        })
+            abc,
+            self.density.clone(),
+            split?,
+        ))
     }
 }
 

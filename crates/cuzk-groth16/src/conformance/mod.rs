@@ -9,7 +9,9 @@
 //! The checks: NTT round trips and equality, forward and inverse; H from a, b, c of awkward
 //! lengths; G1 and G2 MSMs over random points and scalars with zero scalars, the scalar
 //! `r - 1`, points at infinity and repeated points mixed in; fixed-base multiplications by
-//! the generators (parameter generation) with the same scalars and window-edge ones; and whole proofs with fixed
+//! the generators (parameter generation) with the same scalars and window-edge ones; split
+//! MSMs (ones summed apart from a Pippenger tail: [`ProvingBackend::msm_g1_split`]) over the
+//! patterns that break them; and whole proofs with fixed
 //! `r` and `s`, byte-identical to the reference's, over circuits whose A and B densities
 //! have gaps.
 
@@ -34,6 +36,8 @@ use crate::srs::ParameterSource;
 use crate::synthetic::SyntheticCircuit;
 use crate::verify::PreparedVerifyingKey;
 
+mod split;
+
 /// The smallest log2 domain a proof check runs at: the synthetic circuit needs room for its
 /// public inputs and at least one constraint of each density pattern.
 pub const MIN_PROOF_LOG: u32 = 5;
@@ -51,6 +55,10 @@ pub struct Config {
     pub g2_sizes: Vec<usize>,
     /// Fixed-base multiplication sizes (parameter generation), G1 and G2.
     pub fixed_base_sizes: Vec<usize>,
+    /// G1 split-MSM sizes (each with every scalar pattern).
+    pub split_g1_sizes: Vec<usize>,
+    /// G2 split-MSM sizes.
+    pub split_g2_sizes: Vec<usize>,
     /// log2 of the domains of the circuits proved end to end.
     pub proof_logs: Vec<u32>,
     /// Largest size checked against the naive oracle.
@@ -68,6 +76,8 @@ impl Config {
             g1_sizes: vec![1, 2, 3, 33, 200, 1000, 4096],
             g2_sizes: vec![1, 7, 100, 1000],
             fixed_base_sizes: vec![1, 40, 3000],
+            split_g1_sizes: vec![1, 2, 33, 1000, 4096],
+            split_g2_sizes: vec![1, 7, 1000],
             proof_logs: vec![6, 9],
             naive_limit: 256,
             seed: 1,
@@ -82,6 +92,8 @@ impl Config {
             g1_sizes: vec![1, 2, 3, 33, 200, 1000, 1 << 12, 1 << 16, 1 << 20, 1 << 22],
             g2_sizes: vec![1, 7, 100, 1000, 1 << 12, 1 << 16, 1 << 18],
             fixed_base_sizes: vec![1, 40, 3000, 1 << 16, 1 << 20],
+            split_g1_sizes: vec![1, 2, 3, 33, 1000, 1 << 12, 1 << 16, 1 << 20, 1 << 22],
+            split_g2_sizes: vec![1, 7, 100, 1000, 1 << 12, 1 << 16, 1 << 18],
             proof_logs: vec![6, 10, 14, 17],
             naive_limit: 256,
             seed: 1,
@@ -98,6 +110,8 @@ impl Config {
             g1_sizes: Vec::new(),
             g2_sizes: Vec::new(),
             fixed_base_sizes: Vec::new(),
+            split_g1_sizes: Vec::new(),
+            split_g2_sizes: Vec::new(),
             proof_logs: logs,
             ..Config::quick()
         }
@@ -167,6 +181,14 @@ pub fn run(
             &mut rng,
         ));
     }
+    split::split_checks(
+        candidate,
+        &cfg.split_g1_sizes,
+        &cfg.split_g2_sizes,
+        cfg.naive_limit,
+        &mut rng,
+        &mut push,
+    );
     for &log in &cfg.proof_logs {
         push(proof_check(candidate, &reference, log, &mut rng));
     }
@@ -679,6 +701,20 @@ mod tests {
             ) -> crate::Result<G2Projective> {
                 self.0.msm_g2(g, bases, s)
             }
+            fn msm_g1_split(
+                &self,
+                g: &DeviceGuard<'_>,
+                bases: &[G1Base],
+                s: &crate::SplitScalars,
+            ) -> crate::Result<G1Projective> {
+                // Sums the ones and forgets the tail.
+                let ones: Vec<Scalar> = s
+                    .to_dense()
+                    .into_iter()
+                    .map(|x| if x == Scalar::ONE { x } else { Scalar::ZERO })
+                    .collect();
+                self.0.msm_g1(g, &bases[..ones.len()], &ones)
+            }
             fn fixed_base_g2(
                 &self,
                 g: &DeviceGuard<'_>,
@@ -698,6 +734,8 @@ mod tests {
             g1_sizes: vec![5, 300],
             g2_sizes: vec![],
             fixed_base_sizes: vec![1, 40, 300],
+            split_g1_sizes: vec![300],
+            split_g2_sizes: vec![],
             proof_logs: vec![6],
             naive_limit: 256,
             seed: 2,
@@ -715,6 +753,9 @@ mod tests {
                 "G1 MSM over 300 points",
                 "fixed-base G1 and G2 over 40 scalars",
                 "fixed-base G1 and G2 over 300 scalars",
+                "G1 split MSM over 300 points, r-1",
+                "G1 split MSM over 300 points, witness mix",
+                "G1 split MSM over 300 points, random",
                 "proof over 2^6 constraints"
             ]
         );
