@@ -37,7 +37,8 @@ pub use decode::decode_c1_for_filecoin_proofs;
 pub use error::{Error, InputError, Result};
 pub use plan::{plan, plan_for_timing, ProofPlan, Synthesized, TIMING_ONLY_MARK};
 pub use prove::{
-    prove_partitions, prove_partitions_with, prove_plan, ProofOutput, ProveOptions, StageTimings,
+    prove_partition_range, prove_partitions, prove_partitions_with, prove_plan, ProofOutput,
+    ProveOptions, StageTimings,
 };
 pub use registry::{PoStProof, ProofKind, SealProof, SectorSize, UpdateProof};
 pub use request::ProofRequest;

@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 use cuzk_groth16::{prove_timed, ProvingBackend};
 use rand::RngCore;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::plan::ProofPlan;
 use crate::store::CircuitStore;
 use crate::verify::assemble_verified;
 
 /// Where a proof's time went, summed over partitions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StageTimings {
     /// Loading parameters (zero when already resident).
     pub params_load: Duration,
@@ -33,6 +33,11 @@ pub struct StageTimings {
     pub verify: Duration,
     /// Everything.
     pub total: Duration,
+    /// The device's own timeline of the proof (one partition's), where the backend
+    /// measures one.
+    pub device: Option<cuzk_groth16::DeviceTimeline>,
+    /// How the partition's L, A and B scalars split by value (one partition's).
+    pub split: Option<[cuzk_groth16::SplitCounts; 3]>,
 }
 
 impl std::fmt::Display for StageTimings {
@@ -137,10 +142,28 @@ pub fn prove_partitions_with(
     pce: Option<&cuzk_groth16::Pce>,
     backend: &dyn ProvingBackend,
 ) -> Result<(Vec<u8>, Vec<StageTimings>)> {
-    let mut parts = Vec::with_capacity(plan.partitions());
-    let mut proof = Vec::with_capacity(plan.partitions() * crate::verify::PARTITION_PROOF_BYTES);
+    prove_partition_range(plan, params, pce, backend, 0..plan.partitions())
+}
+
+/// As [`prove_partitions_with`], for the partitions in `range` only (benchmarks that time a
+/// few partitions of a large proof); an error when the range is not within the plan's.
+pub fn prove_partition_range(
+    plan: &dyn ProofPlan,
+    params: &dyn cuzk_groth16::ParameterSource,
+    pce: Option<&cuzk_groth16::Pce>,
+    backend: &dyn ProvingBackend,
+    range: std::ops::Range<usize>,
+) -> Result<(Vec<u8>, Vec<StageTimings>)> {
+    if range.end > plan.partitions() || range.is_empty() {
+        return Err(Error::Input(crate::InputError::new(format!(
+            "partitions {range:?} of a proof of {}",
+            plan.partitions()
+        ))));
+    }
+    let mut parts = Vec::with_capacity(range.len());
+    let mut proof = Vec::with_capacity(range.len() * crate::verify::PARTITION_PROOF_BYTES);
     let mut rng = rand::rngs::OsRng;
-    for k in 0..plan.partitions() {
+    for k in range {
         let started = Instant::now();
         let syn = crate::plan::guard(|| plan.synthesize(k, pce))?;
         let r = random_scalar(&mut rng);
@@ -154,6 +177,12 @@ pub fn prove_partitions_with(
             ntt: pt.ntt,
             msm: pt.msm,
             total: started.elapsed(),
+            device: pt.device,
+            split: syn
+                .assignment
+                .split()
+                .ok()
+                .map(|q| [q.l.counts(), q.a.counts(), q.b.counts()]),
             ..StageTimings::default()
         });
     }

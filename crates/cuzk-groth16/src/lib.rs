@@ -80,7 +80,7 @@ pub use prover::{
     YieldPoint,
 };
 pub use random_params::{random_point_parameters, random_point_parameters_bytes};
-pub use split::{SplitQueries, SplitScalars};
+pub use split::{SplitCounts, SplitQueries, SplitScalars};
 pub use srs::{ParameterSource, Parameters, PointCheck, VerifyingKey};
 pub use verify::PreparedVerifyingKey;
 pub use witness::{synthesize_witness, synthesize_witness_units, WitnessCs};

@@ -101,6 +101,42 @@ impl SplitScalars {
     }
 }
 
+/// How one query's scalars split: how many, how many are one, how many in the tail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SplitCounts {
+    /// Scalars.
+    pub len: usize,
+    /// Scalars that are one.
+    pub ones: usize,
+    /// Scalars neither 0 nor 1.
+    pub tail: usize,
+}
+
+impl std::fmt::Display for SplitCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = |k: usize| 100.0 * k as f64 / self.len.max(1) as f64;
+        write!(
+            f,
+            "{} scalars: {:.1}% zero, {:.1}% one, {:.1}% tail",
+            self.len,
+            pct(self.len - self.ones - self.tail),
+            pct(self.ones),
+            pct(self.tail)
+        )
+    }
+}
+
+impl SplitScalars {
+    /// The split's counts.
+    pub fn counts(&self) -> SplitCounts {
+        SplitCounts {
+            len: self.len(),
+            ones: self.n_ones,
+            tail: self.tail.len(),
+        }
+    }
+}
+
 /// The split L, A and B scalars of one proof, laid out as the queries are.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SplitQueries {

@@ -34,6 +34,16 @@ pub struct Args {
     /// Proofs of a 2^16-constraint synthetic circuit to run while watching free VRAM (0: skip).
     #[arg(long, default_value_t = 100)]
     leak_proofs: usize,
+    /// log2 sizes of the G1 split MSMs compared side by side with sppark's Pippenger (empty:
+    /// none).
+    #[arg(long, value_delimiter = ',', default_value = "20,24,26")]
+    split: Vec<u32>,
+    /// Percent of the witness-mix scalars that are 0.
+    #[arg(long, default_value_t = 45)]
+    zeros: u32,
+    /// Percent of the witness-mix scalars that are 1.
+    #[arg(long, default_value_t = 50)]
+    ones: u32,
 }
 
 /// Runs the benchmark.
@@ -58,7 +68,7 @@ fn run_cuda(_args: &Args, _backend: &cuzk_groth16::CpuBackend) -> anyhow::Result
 use imp::run_cuda;
 
 #[cfg(feature = "cuda")]
-mod imp {
+pub(super) mod imp {
     use std::time::{Duration, Instant};
 
     use anyhow::{ensure, Context};
@@ -73,7 +83,7 @@ mod imp {
     use super::Args;
     use crate::stats::median;
 
-    pub(super) fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    pub(in crate::bench) fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
         (0..n)
             .into_par_iter()
             .chunks(1 << 14)
@@ -93,7 +103,7 @@ mod imp {
             .collect()
     }
 
-    pub(super) fn ms(d: Duration) -> String {
+    pub(in crate::bench) fn ms(d: Duration) -> String {
         format!("{:.2}", d.as_secs_f64() * 1e3)
     }
 
@@ -224,6 +234,17 @@ mod imp {
                 args.runs,
                 out == want
             );
+        }
+        if let Some(&max_split) = args.split.iter().max() {
+            let bases = tile(&g1_distinct, 1 << max_split);
+            super::super::gpu_split::run(
+                backend,
+                &bases,
+                &args.split,
+                args.runs,
+                args.zeros,
+                args.ones,
+            )?;
         }
         if args.leak_proofs > 0 {
             leak_check(backend, args.leak_proofs)?;

@@ -3,10 +3,13 @@
 mod devices;
 mod engine;
 mod gpu;
+#[cfg(feature = "cuda")]
+mod gpu_split;
 mod groth16;
 mod porep;
 mod scale;
 mod scale_stream;
+mod timeline;
 
 use std::path::Path;
 

@@ -21,7 +21,7 @@ use anyhow::{ensure, Context};
 use cuzk_filecoin::fixtures::{bind_fixture_dirs, fixture_store};
 use cuzk_filecoin::fixtures_scale::ScaleManifest;
 use cuzk_filecoin::{
-    plan, plan_for_timing, prove_partitions_with, prove_plan, FilecoinWork, ProofKind, ProveOptions,
+    plan, plan_for_timing, prove_partition_range, prove_plan, FilecoinWork, ProofKind, ProveOptions,
 };
 
 use super::scale_stream::{self, LABEL};
@@ -46,6 +46,10 @@ pub struct Args {
     /// hour, device busy), and WinningPoSt latency idle and under that stream.
     #[arg(long, default_value_t = 0)]
     stream: usize,
+    /// porep and snap: prove only the first N partitions of each proof (0: all), so a
+    /// device call times a few partitions of a large proof.
+    #[arg(long, default_value_t = 0)]
+    partitions: usize,
     /// With --stream: partitions synthesized at once.
     #[arg(long, default_value_t = 2)]
     synthesis_threads: usize,
@@ -201,10 +205,19 @@ fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Resul
     for i in 0..args.runs {
         let cpu0 = cpu_time();
         let t = Instant::now();
-        let (proof, parts) =
-            prove_partitions_with(p.as_ref(), params.as_ref(), Some(&pce), backend.as_ref())
-                .with_context(|| format!("proof {}", i + 1))?;
-        ensure!(proof.len() == 192 * p.partitions(), "short proof");
+        let count = match args.partitions {
+            0 => p.partitions(),
+            k => k.min(p.partitions()),
+        };
+        let (proof, parts) = prove_partition_range(
+            p.as_ref(),
+            params.as_ref(),
+            Some(&pce),
+            backend.as_ref(),
+            0..count,
+        )
+        .with_context(|| format!("proof {}", i + 1))?;
+        ensure!(proof.len() == 192 * count, "short proof");
         eprintln!(
             "proof {} ({LABEL}): {} partitions in {} s",
             i + 1,
@@ -280,21 +293,23 @@ type Row = (Duration, Duration, u64, Vec<cuzk_filecoin::StageTimings>);
 
 fn report(rows: &[Row]) {
     println!();
-    println!("| proof | partition | total (s) | build + witness (s) | PCE eval (s) | H/NTT (s) | MSMs (s) | note |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| proof | partition | total (s) | build + witness (s) | PCE eval (s) | H/NTT (s) | MSMs (s) | GPU busy (s) | note |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (i, (_, _, _, parts)) in rows.iter().enumerate() {
         for (k, t) in parts.iter().enumerate() {
             println!(
-                "| {} | {k} | {} | {} | {} | {} | {} | {LABEL} |",
+                "| {} | {k} | {} | {} | {} | {} | {} | {} | {LABEL} |",
                 i + 1,
                 secs(t.total),
                 secs(t.circuit_build + t.witness),
                 secs(t.pce_eval),
                 secs(t.ntt),
                 secs(t.msm),
+                t.device.map_or("-".into(), |d| secs(d.busy())),
             );
         }
     }
+    super::timeline::report(rows.iter().flat_map(|r| r.3.iter()), LABEL);
     println!();
     println!("| proof | total (s) | CPU core-s | peak RSS (GiB) | note |");
     println!("|---|---|---|---|---|");
