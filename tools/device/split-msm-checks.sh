@@ -28,7 +28,7 @@ fi
 echo "selftest rc=$?"
 grep -E "^FAIL|checks passed|Elapsed|Maximum resident" "$OUT/selftest.log" | cut -c1-240
 grep -E "split MSM over (4194304|262144) points|proof over 2\^17|2KiB" "$OUT/selftest.log" | cut -c1-200
-/usr/bin/time -v "$B" bench gpu --split "$SPLIT" --g1 20 --g2 20 --ntt 27 --leak-proofs 0 --runs 3 \
+/usr/bin/time -v "$B" bench gpu --split "$SPLIT" --g1 20 --g2 20 --ntt 20 --leak-proofs 0 --runs 3 \
   > "$OUT/bench-gpu.log" 2>&1
 echo "bench gpu rc=$?"
 grep -E "^\||Elapsed|Maximum resident|Error|error" "$OUT/bench-gpu.log" | cut -c1-240
