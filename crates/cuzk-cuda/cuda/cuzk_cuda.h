@@ -78,6 +78,9 @@ cuzk_status_t cuzk_cuda_msm_g2(uint32_t device, const void* bases, const void* s
 typedef struct cuzk_buffer cuzk_buffer_t;
 cuzk_status_t cuzk_cuda_buffer_new(uint32_t device, size_t bytes, cuzk_buffer_t** out);
 void cuzk_cuda_buffer_free(cuzk_buffer_t* buffer);
+// Benchmarks: copies `bytes` of host memory to the buffer's start; ms: the copy's device time.
+cuzk_status_t cuzk_cuda_buffer_upload(cuzk_buffer_t* buffer, const void* host, size_t bytes,
+                                      float* ms);
 
 // Bases uploaded once and kept on the device until freed.
 typedef struct cuzk_resident cuzk_resident_t;

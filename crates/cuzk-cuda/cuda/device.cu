@@ -107,6 +107,22 @@ extern "C" cuzk_status_t cuzk_cuda_buffer_new(uint32_t device, size_t bytes,
     });
 }
 
+extern "C" cuzk_status_t cuzk_cuda_buffer_upload(cuzk_buffer_t* buffer, const void* host,
+                                                 size_t bytes, float* ms)
+{
+    return cuzk::guarded([&] {
+        cuzk::require(buffer != nullptr && host != nullptr && ms != nullptr, "null argument");
+        cuzk::require(bytes <= buffer->bytes, "more bytes than the buffer holds");
+        const gpu_t& gpu = cuzk::select(buffer->device);
+        stream_t& s = gpu[0];
+        cuzk::call_clock clk;
+        clk.mark(s);
+        CUDA_OK(cudaMemcpyAsync(buffer->ptr, host, bytes, cudaMemcpyHostToDevice, s));
+        cudaEvent_t done = clk.mark(s);
+        *ms = clk.at(done);
+    });
+}
+
 extern "C" void cuzk_cuda_buffer_free(cuzk_buffer_t* buffer)
 {
     if (buffer == nullptr)

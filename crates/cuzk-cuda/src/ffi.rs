@@ -155,6 +155,12 @@ extern "C" {
     pub(crate) fn cuzk_cuda_test_fault(device: u32) -> Status;
     pub(crate) fn cuzk_cuda_buffer_new(device: u32, bytes: usize, out: *mut *mut Buffer) -> Status;
     pub(crate) fn cuzk_cuda_buffer_free(buffer: *mut Buffer);
+    pub(crate) fn cuzk_cuda_buffer_upload(
+        buffer: *mut Buffer,
+        host: *const c_void,
+        bytes: usize,
+        ms: *mut f32,
+    ) -> Status;
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_cuda_h_msm_resident(
         resident: *mut Resident,

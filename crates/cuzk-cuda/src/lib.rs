@@ -26,6 +26,8 @@
 #[cfg(feature = "cuda")]
 mod backend;
 #[cfg(feature = "cuda")]
+mod buffer;
+#[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
 mod error;
@@ -47,6 +49,8 @@ use sppark as _;
 
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, MsmPlacement, Residency, ResidentInfo};
+#[cfg(feature = "cuda")]
+pub use buffer::{upload_rates, UploadRates};
 #[cfg(feature = "cuda")]
 pub use device::{default_margin, devices, CudaDevice, CudaDeviceInfo, DeviceSelector};
 #[cfg(feature = "cuda")]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use cuzk_groth16::{Device, DeviceGuard, G1Query, ParameterSource, VramReservation};
 
+use crate::buffer::DeviceBuffer;
 use crate::device::{CudaDevice, Held};
 use crate::error::CudaError;
 use crate::ffi;
@@ -171,41 +172,6 @@ impl ResidentBases {
         };
         ffi::check(status, "split MSM")?;
         Ok(timing)
-    }
-}
-
-/// Device memory allocated once for a resident copy's working data (H's a, b and c), under
-/// the copy's reservation.
-#[derive(Debug)]
-struct DeviceBuffer {
-    ptr: NonNull<ffi::Buffer>,
-}
-
-// SAFETY: the buffer is a device allocation with no thread affinity; it is only used through
-// calls made under its device's guard (by the ResidentSrs that owns it).
-unsafe impl Send for DeviceBuffer {}
-// SAFETY: as above.
-unsafe impl Sync for DeviceBuffer {}
-
-impl DeviceBuffer {
-    fn new(held: Held<'_>, bytes: u64) -> Result<Self, CudaError> {
-        let mut out: *mut ffi::Buffer = std::ptr::null_mut();
-        // SAFETY: `out` receives the new buffer or stays null; the device index came from
-        // enumeration and is checked on the C side.
-        let status = unsafe { ffi::cuzk_cuda_buffer_new(held.index(), bytes as usize, &mut out) };
-        ffi::check(status, "working buffer")?;
-        let ptr = NonNull::new(out).ok_or_else(|| CudaError::Cuda {
-            code: 3,
-            message: "allocation returned no buffer".into(),
-        })?;
-        Ok(DeviceBuffer { ptr })
-    }
-}
-
-impl Drop for DeviceBuffer {
-    fn drop(&mut self) {
-        // SAFETY: the pointer came from cuzk_cuda_buffer_new and is freed exactly once, here.
-        unsafe { ffi::cuzk_cuda_buffer_free(self.ptr.as_ptr()) }
     }
 }
 
@@ -400,7 +366,7 @@ impl ResidentSrs {
         let status = unsafe {
             ffi::cuzk_cuda_h_msm_resident(
                 self.h.ptr.as_ptr(),
-                self.h_work.ptr.as_ptr(),
+                self.h_work.as_ptr(),
                 a.as_ptr().cast(),
                 b.as_ptr().cast(),
                 c.as_ptr().cast(),

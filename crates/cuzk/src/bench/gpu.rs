@@ -38,12 +38,17 @@ pub struct Args {
     /// none).
     #[arg(long, value_delimiter = ',', default_value = "20,24,26")]
     split: Vec<u32>,
-    /// Percent of the witness-mix scalars that are 0.
-    #[arg(long, default_value_t = 45)]
-    zeros: u32,
-    /// Percent of the witness-mix scalars that are 1.
-    #[arg(long, default_value_t = 50)]
-    ones: u32,
+    /// Percent of the witness-mix scalars that are 0 (default: the L query of a 32 GiB PoRep
+    /// partition, measured 2026-12-07).
+    #[arg(long, default_value_t = 51.4)]
+    zeros: f64,
+    /// Percent of the witness-mix scalars that are 1 (default: as --zeros).
+    #[arg(long, default_value_t = 47.3)]
+    ones: f64,
+    /// GiB of host memory uploaded from pageable, then pinned memory, with the time to pin it
+    /// (0: skip); a 32 GiB PoRep partition's a, b and c are about 4 GiB each.
+    #[arg(long, default_value_t = 4)]
+    upload_gib: u64,
 }
 
 /// Runs the benchmark.
@@ -234,6 +239,31 @@ pub(super) mod imp {
                 args.runs,
                 out == want
             );
+        }
+        if args.upload_gib > 0 {
+            let host: Vec<u8> = (0..args.upload_gib << 30)
+                .into_par_iter()
+                .map(|i| i as u8)
+                .collect();
+            let r = cuzk_cuda::upload_rates(dev, &dev.lock(), &host)?;
+            let rate = |d: Duration| r.bytes as f64 / d.as_secs_f64().max(1e-9) / 1e9;
+            println!(
+                "\n| host to device, {} GiB | time (ms) | GB/s |",
+                args.upload_gib
+            );
+            println!("|---|---|---|");
+            println!(
+                "| from pageable memory | {} | {:.1} |",
+                ms(r.pageable),
+                rate(r.pageable)
+            );
+            println!("| pinning it (cudaHostRegister) | {} | |", ms(r.pin));
+            println!(
+                "| from the same memory pinned | {} | {:.1} |",
+                ms(r.pinned),
+                rate(r.pinned)
+            );
+            println!("| unpinning it | {} | |", ms(r.unpin));
         }
         if let Some(&max_split) = args.split.iter().max() {
             let bases = tile(&g1_distinct, 1 << max_split);

@@ -1,7 +1,8 @@
 //! `cuzk bench gpu --split`: the split MSM (ones summed by batch addition, Pippenger over the
 //! tail) against sppark's Pippenger over every scalar (the path it replaces), on the same
 //! resident bases and the same scalars, side by side in one run: dense random scalars, and
-//! the 0/1 mix of a Filecoin witness (`--zeros` and `--ones` percent, the rest random).
+//! the 0/1 mix of a Filecoin witness (`--zeros` and `--ones` percent, the rest random;
+//! by default the mix measured in a 32 GiB PoRep partition's L query).
 //! Pippenger times are wall-clock around one call with the scalars in pageable host memory;
 //! split times likewise, with the bitmap and tail in pageable host memory, plus the device's
 //! own wall time of the call. Each figure is the median of the timed runs after one warm-up;
@@ -25,12 +26,12 @@ use crate::stats::median;
 const CPU_CHECK: usize = 1 << 22;
 
 /// Scalars with `zeros` and `ones` percent of each (the rest random), as a witness has.
-fn witness_mix(n: usize, zeros: u32, ones: u32, seed: u64) -> Vec<Scalar> {
+fn witness_mix(n: usize, zeros: f64, ones: f64, seed: u64) -> Vec<Scalar> {
     let mut s = random_scalars(n, seed);
     s.par_chunks_mut(1 << 14).enumerate().for_each(|(k, c)| {
         let mut r = ChaCha20Rng::seed_from_u64(seed ^ 0x5eed ^ k as u64);
         for x in c {
-            let roll = r.gen_range(0..100);
+            let roll: f64 = r.gen_range(0.0..100.0);
             if roll < zeros {
                 *x = Scalar::from(0);
             } else if roll < zeros + ones {
@@ -47,12 +48,12 @@ pub(super) fn run(
     bases: &[G1Base],
     logs: &[u32],
     runs: usize,
-    zeros: u32,
-    ones: u32,
+    zeros: f64,
+    ones: f64,
 ) -> anyhow::Result<()> {
     ensure!(
-        zeros + ones <= 100,
-        "--zeros and --ones add up to more than 100 percent"
+        zeros >= 0.0 && ones >= 0.0 && zeros + ones <= 100.0,
+        "--zeros and --ones must be percentages adding up to at most 100"
     );
     let dev = backend.cuda_device();
     println!(
