@@ -13,7 +13,12 @@
 //!   past the budget is an error, not an out-of-memory crash.
 //! - [`CudaBackend`], the [`cuzk_groth16::ProvingBackend`] implementation, which keeps a
 //!   circuit's parameters resident on the device when the budget allows ([`Residency`]),
-//!   and runs the fixed-base multiplications of parameter generation.
+//!   and runs the fixed-base multiplications of parameter generation. Over resident
+//!   parameters a proof is five device operations, each timed with CUDA events: H (a, b and
+//!   c copied on three streams into a buffer allocated once with the parameters, the NTTs,
+//!   then H's MSM, H never leaving the device), and the L, A and B MSMs over scalars split
+//!   by value ([`cuzk_groth16::SplitScalars`]: the ones summed by batch addition, Pippenger
+//!   over the rest, their bases gathered on the device).
 //!
 //! It does no scheduling: the engine decides which device proves what. It never reads or
 //! writes `CUDA_VISIBLE_DEVICES`.
