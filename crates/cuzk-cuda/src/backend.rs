@@ -565,6 +565,10 @@ impl ProvingBackend for CudaBackend {
         self.device.mem_info().ok()
     }
 
+    fn host_pinner(&self) -> Option<Arc<dyn cuzk_groth16::HostPinner>> {
+        Some(Arc::new(crate::pinned::CudaPinner))
+    }
+
     fn probe(&self, g: &DeviceGuard<'_>) -> cuzk_groth16::Result<()> {
         // A small G1 MSM on the device against the CPU's: a broken context fails the call,
         // a device computing garbage fails the comparison.

@@ -61,6 +61,6 @@ pub use device::{default_margin, devices, CudaDevice, CudaDeviceInfo, DeviceSele
 #[cfg(feature = "cuda")]
 pub use error::CudaError;
 #[cfg(feature = "cuda")]
-pub use pinned::Pinned;
+pub use pinned::{CudaPinner, Pinned};
 #[cfg(feature = "cuda")]
 pub use resident::{ResidentG1, ResidentG2};

@@ -3,6 +3,8 @@
 
 use std::marker::PhantomData;
 
+use cuzk_groth16::{HostPinner, PinnedRegion};
+
 use crate::error::CudaError;
 use crate::ffi;
 
@@ -47,6 +49,44 @@ impl<T> Drop for Pinned<'_, T> {
         let status = unsafe { ffi::cuzk_cuda_host_unregister(self.ptr) };
         // Unregistering a registered range does not fail short of a dead context, and a drop
         // has no one to report to.
+        let _ = ffi::check(status, "unpin host memory");
+    }
+}
+
+/// The CUDA backend's [`HostPinner`]: registers host memory with CUDA (portable, so every
+/// device copies from it at full speed) until the region is dropped.
+#[derive(Debug, Default)]
+pub struct CudaPinner;
+
+impl HostPinner for CudaPinner {
+    fn pin(&self, addr: usize, bytes: usize) -> Option<Box<dyn PinnedRegion>> {
+        if addr == 0 || bytes == 0 {
+            return None;
+        }
+        // SAFETY: registration records the range and page-locks its pages; it neither reads
+        // nor writes them. The caller keeps the memory allocated and in place until the
+        // region is dropped (HostPinner's contract); a range that cannot be registered is an
+        // error status, and the memory then stays pageable.
+        let status = unsafe { ffi::cuzk_cuda_host_register(addr as *mut std::ffi::c_void, bytes) };
+        ffi::check(status, "pin host memory").ok()?;
+        Some(Box::new(CudaRegion { addr }))
+    }
+}
+
+/// A range registered by [`CudaPinner`], unregistered on drop.
+#[derive(Debug)]
+struct CudaRegion {
+    addr: usize,
+}
+
+impl PinnedRegion for CudaRegion {}
+
+impl Drop for CudaRegion {
+    fn drop(&mut self) {
+        // SAFETY: the range was registered by CudaPinner::pin and is unregistered once, here,
+        // while its memory is still allocated (its owner drops the region first).
+        let status = unsafe { ffi::cuzk_cuda_host_unregister(self.addr as *mut std::ffi::c_void) };
+        // As for Pinned: nothing to report to in a drop, and it fails only with a dead context.
         let _ = ffi::check(status, "unpin host memory");
     }
 }

@@ -325,6 +325,11 @@ impl Device {
         }
     }
 
+    /// Pins host memory for this device's copies (see [`ProvingBackend::host_pinner`]).
+    pub fn host_pinner(&self) -> Option<Arc<dyn cuzk_groth16::HostPinner>> {
+        self.backend.host_pinner()
+    }
+
     /// Parameters resident in this device's memory (see
     /// [`ProvingBackend::resident_sources`]); reading them takes no lock.
     pub fn resident_sources(&self) -> Option<Vec<u64>> {

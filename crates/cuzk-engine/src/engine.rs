@@ -174,6 +174,9 @@ pub(crate) struct Inner {
     /// Frees memory held by loaded parameters and PCEs no job uses, one item per call;
     /// false when there is nothing to free.
     pub(crate) reclaim: Mutex<Option<Box<dyn Fn() -> bool + Send + Sync>>>,
+    /// Pins synthesized partitions' a, b and c for the devices' copies: the first device
+    /// backend's that offers one (pinned memory serves every device).
+    pub(crate) host_pinner: Option<Arc<dyn cuzk_groth16::HostPinner>>,
 }
 
 /// The proving engine.
@@ -245,6 +248,7 @@ impl Engine {
             .map(|i| pause::pool(format!("cuzk-urgent-{i}"), None))
             .collect::<Result<Vec<_>, _>>()
             .map_err(EngineError::Failed)?;
+        let host_pinner = devices.iter().find_map(|d| d.host_pinner());
         let inner = Arc::new(Inner {
             host: MemoryBudget::new("host", cfg.host_budget),
             cfg,
@@ -262,6 +266,7 @@ impl Engine {
             partitions_holding: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
             reclaim: Mutex::new(None),
+            host_pinner,
         });
         let mut threads = Vec::new();
         for (i, pool) in synth_pools.into_iter().enumerate() {

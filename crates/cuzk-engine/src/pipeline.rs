@@ -142,20 +142,26 @@ pub(crate) fn synthesis_loop(inner: &Arc<Inner>, min: Priority, pool: &rayon::Th
             .metrics
             .with(&job.kind, |m| Metrics::observe(&mut m.synthesis, took));
         match res {
-            Ok(synth) if inner.any_device_available() => inner.device_q.push(
-                job.priority,
-                DeviceItem {
-                    _in_flight: InFlight::new(inner),
-                    queued_at: Instant::now(),
-                    job,
-                    k,
-                    synth: Arc::new(synth),
-                    _host: Some(host),
-                    _pause: pause,
-                    retried: false,
-                    excluded: None,
-                },
-            ),
+            Ok(mut synth) if inner.any_device_available() => {
+                // Here, in the synthesis lane, not under a device's lock.
+                if let Some(p) = &inner.host_pinner {
+                    synth.pin_evaluations(p.as_ref());
+                }
+                inner.device_q.push(
+                    job.priority,
+                    DeviceItem {
+                        _in_flight: InFlight::new(inner),
+                        queued_at: Instant::now(),
+                        job,
+                        k,
+                        synth: Arc::new(synth),
+                        _host: Some(host),
+                        _pause: pause,
+                        retried: false,
+                        excluded: None,
+                    },
+                )
+            }
             Ok(_) => inner.fail(&job, format!("partition {k}: {}", inner.no_device_reason())),
             Err(e) => inner.fail(&job, format!("partition {k} synthesis failed: {e}")),
         }
@@ -348,7 +354,7 @@ fn run_item(
                         .collect()
                 })
             };
-            drop(item);
+            retire(item);
             return done.map(|parts| (job, parts));
         }
         // Stopped at a yield point because the job was cancelled, or already handed to
@@ -389,6 +395,18 @@ fn run_item(
     inner.metrics.with(&job.kind, |m| m.retries += 1);
     inner.device_q.push(job.priority, item);
     None
+}
+
+/// Drops a proved partition. One whose a, b and c are pinned is dropped on rayon's global
+/// pool: unpinning a 32 GiB partition's takes about a quarter of a second, which would keep
+/// the device's lease; its host memory reservation (dropped after the assignment) is returned
+/// once the memory is freed.
+fn retire(item: DeviceItem) {
+    if item.synth.is_pinned() {
+        rayon::spawn(move || drop(item));
+    } else {
+        drop(item);
+    }
 }
 
 fn finish(inner: &Inner, job: &Job, parts: Vec<Vec<u8>>) {

@@ -165,7 +165,10 @@ pub fn prove_partition_range(
     let mut rng = rand::rngs::OsRng;
     for k in range {
         let started = Instant::now();
-        let syn = crate::plan::guard(|| plan.synthesize(k, pce))?;
+        let mut syn = crate::plan::guard(|| plan.synthesize(k, pce))?;
+        if let Some(p) = backend.host_pinner() {
+            syn.assignment.pin_evaluations(p.as_ref());
+        }
         let r = random_scalar(&mut rng);
         let s_ = random_scalar(&mut rng);
         let (p, pt) = prove_timed(backend, params, &syn.assignment, r, s_)?;

@@ -6,6 +6,7 @@ use blstrs::Scalar;
 
 use crate::bits::DensityBits;
 use crate::error::Result;
+use crate::pin::{HostPinner, PinnedRegion, PIN_MIN_BYTES};
 use crate::split::SplitQueries;
 
 /// Which variables appear in the A and B queries. Shared by every circuit of one shape.
@@ -47,8 +48,13 @@ pub struct Witness {
 
 /// One circuit ready to prove: its witness and the evaluations a = A.w, b = B.w, c = C.w, one
 /// entry per constraint (input-consistency constraints included).
-#[derive(Clone, Debug)]
+///
+/// While a, b and c are pinned ([`ProvingAssignment::pin_evaluations`]) they are not resized;
+/// the pins are declared first, so they are dropped (unpinned) before the vectors are freed.
+#[derive(Debug)]
 pub struct ProvingAssignment {
+    /// Pinned ranges of a, b and c (empty when unpinned).
+    pins: Vec<Box<dyn PinnedRegion>>,
     /// The witness.
     pub witness: Witness,
     /// A.w
@@ -63,6 +69,21 @@ pub struct ProvingAssignment {
     split: OnceLock<SplitQueries>,
 }
 
+impl Clone for ProvingAssignment {
+    /// A copy with its own (unpinned) vectors.
+    fn clone(&self) -> Self {
+        ProvingAssignment {
+            pins: Vec::new(),
+            witness: self.witness.clone(),
+            a: self.a.clone(),
+            b: self.b.clone(),
+            c: self.c.clone(),
+            density: self.density.clone(),
+            split: self.split.clone(),
+        }
+    }
+}
+
 impl ProvingAssignment {
     /// An assignment from its parts; the split scalars are made on first use.
     pub fn new(
@@ -73,6 +94,7 @@ impl ProvingAssignment {
         density: Arc<Density>,
     ) -> Self {
         ProvingAssignment {
+            pins: Vec::new(),
             witness,
             a,
             b,
@@ -91,6 +113,7 @@ impl ProvingAssignment {
     ) -> Self {
         let [a, b, c] = abc;
         ProvingAssignment {
+            pins: Vec::new(),
             witness,
             a,
             b,
@@ -98,6 +121,26 @@ impl ProvingAssignment {
             density,
             split: OnceLock::from(split),
         }
+    }
+
+    /// Pins a, b and c through `pinner` (those of at least [`PIN_MIN_BYTES`]; once), so that
+    /// a device copies them at full speed; they are unpinned when the assignment is dropped.
+    /// Returns how many of the three are pinned; one the pinner refuses stays pageable.
+    pub fn pin_evaluations(&mut self, pinner: &dyn HostPinner) -> usize {
+        if self.pins.is_empty() {
+            for v in [&self.a, &self.b, &self.c] {
+                let bytes = size_of_val(v.as_slice());
+                if bytes >= PIN_MIN_BYTES {
+                    self.pins.extend(pinner.pin(v.as_ptr() as usize, bytes));
+                }
+            }
+        }
+        self.pins.len()
+    }
+
+    /// Whether a, b or c is pinned.
+    pub fn is_pinned(&self) -> bool {
+        !self.pins.is_empty()
     }
 
     /// The L, A and B scalars split by value, for MSMs that sum the ones apart: made on

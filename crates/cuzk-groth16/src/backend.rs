@@ -122,6 +122,12 @@ pub trait ProvingBackend: Send + Sync {
         g.check(self.device())
     }
 
+    /// Pins host memory for this backend's device copies (see [`crate::HostPinner`]);
+    /// `None` (the default) for a backend that copies nothing to a device.
+    fn host_pinner(&self) -> Option<Arc<dyn crate::HostPinner>> {
+        None
+    }
+
     /// Free and total memory of the device as its driver reports them now; `None` for a
     /// backend without device memory (the CPU).
     fn memory_info(&self) -> Option<(u64, u64)> {

@@ -45,6 +45,7 @@ mod generator;
 pub mod msm;
 pub mod msm_batch;
 mod pce;
+mod pin;
 mod proof;
 mod prover;
 mod random_params;
@@ -73,6 +74,7 @@ pub use pce::{
     CoeffIndices, Grow, Matrix, Pce, PceHeader, PceStats, RecordingCs, SequentialRecordingCs,
     PCE_FORMAT_VERSION,
 };
+pub use pin::{HostPinner, PinnedRegion, PIN_MIN_BYTES};
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
     check_params, no_yield, prove, prove_composed, prove_random, prove_timed, prove_with,
