@@ -138,6 +138,11 @@ public:
     }
 };
 
+// The G1 MSM of n affine bases in host memory (streamed to the device in batches) with
+// Montgomery-form scalars already in this device's memory; `out` is a Jacobian point.
+void g1_msm_host_bases(uint32_t device, const void* bases, const void* d_scalars, size_t n,
+                       void* out);
+
 } // namespace cuzk
 
 // Device memory a proof works in, allocated once (cudaMalloc, outside the stream-ordered pool)

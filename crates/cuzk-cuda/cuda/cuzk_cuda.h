@@ -107,6 +107,24 @@ cuzk_status_t cuzk_cuda_resident_split_msm(cuzk_resident_t* resident, const uint
                                            size_t n, const uint32_t* tail_idx,
                                            const void* tail, size_t ntail, size_t chunk,
                                            void* out, cuzk_timing_t* timing);
+// The split MSM of n bases in host memory (blst affine points of the group): as
+// cuzk_cuda_resident_split_msm, with the bases uploaded `window` points at a time into two
+// device buffers (the next window's upload beside this one's sums) and the tail's bases
+// gathered on the device per window. Tail indices must increase (checked).
+cuzk_status_t cuzk_cuda_streamed_split_msm_g1(uint32_t device, const void* bases, size_t n,
+                                              const uint32_t* bitmap, const uint32_t* tail_idx,
+                                              const void* tail, size_t ntail, size_t window,
+                                              size_t chunk, void* out, cuzk_timing_t* timing);
+cuzk_status_t cuzk_cuda_streamed_split_msm_g2(uint32_t device, const void* bases, size_t n,
+                                              const uint32_t* bitmap, const uint32_t* tail_idx,
+                                              const void* tail, size_t ntail, size_t window,
+                                              size_t chunk, void* out, cuzk_timing_t* timing);
+// H from a, b and c (as cuzk_cuda_compute_h) and its MSM over the n - 1 H bases in host
+// memory, H kept on the device in between (b and c's memory returned before the MSM).
+cuzk_status_t cuzk_cuda_h_msm_streamed(uint32_t device, const void* bases, size_t nbases,
+                                       const void* a, const void* b, const void* c, size_t len,
+                                       uint32_t lg_n, const void* z_inv, void* out,
+                                       cuzk_timing_t* timing);
 // Benchmarks: uploads n scalars to the resident's device, then the MSM over them from device
 // memory (as H's MSM runs in a proof); msm_ms is the MSM's wall time without the upload.
 cuzk_status_t cuzk_cuda_resident_msm_device_scalars(cuzk_resident_t* resident,

@@ -6,6 +6,8 @@
 // host pass only, so nothing would instantiate them for the device otherwise ("invalid device
 // function" at launch).
 #include "common.cuh"
+#include <algorithm>
+#include <chrono>
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
 #include <ec/xyzz_t.hpp>
@@ -48,18 +50,18 @@ void batch_addition<g2_bucket_t, g2_affine_t::mem_t>(g2_bucket_t::mem_t ret[],
                                                     uint32_t npoints, const uint32_t bitmap[],
                                                     bool accumulate, uint32_t sid);
 
-// out[k] = bases[idx[k]] for k < m, points of BYTES bytes moved as 16-byte words (one thread
-// a word); an index at or past n sets *bad and gathers point 0 instead.
+// out[k] = bases[idx[k] - lo] for k < m, points of BYTES bytes moved as 16-byte words (one
+// thread a word); an index under lo or at or past lo + n sets *bad and gathers point 0.
 template<size_t BYTES>
 __global__ void cuzk_gather(uint4* out, const uint4* bases, const uint32_t* idx, size_t m,
-                            uint32_t n, uint32_t* bad)
+                            uint32_t lo, uint32_t n, uint32_t* bad)
 {
     constexpr size_t W = BYTES / 16;
     size_t t = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
     if (t >= m * W)
         return;
     size_t k = t / W, w = t % W;
-    uint32_t i = idx[k];
+    uint32_t i = idx[k] - lo;  // wraps past n when under lo
     if (i >= n) {
         *bad = 1;
         i = 0;
@@ -67,20 +69,21 @@ __global__ void cuzk_gather(uint4* out, const uint4* bases, const uint32_t* idx,
     out[t] = bases[(size_t)i * W + w];
 }
 template __global__ void cuzk_gather<96>(uint4*, const uint4*, const uint32_t*, size_t, uint32_t,
-                                         uint32_t*);
+                                         uint32_t, uint32_t*);
 template __global__ void cuzk_gather<192>(uint4*, const uint4*, const uint32_t*, size_t,
-                                          uint32_t, uint32_t*);
+                                          uint32_t, uint32_t, uint32_t*);
 
 #ifndef __CUDA_ARCH__
 template<class affine_h>
 static void cuzk_gather_points(stream_t& s, affine_h* out, const affine_h* bases,
-                               const uint32_t* idx, size_t m, uint32_t n, uint32_t* bad)
+                               const uint32_t* idx, size_t m, uint32_t lo, uint32_t n,
+                               uint32_t* bad)
 {
     static_assert(sizeof(affine_h) == 96 || sizeof(affine_h) == 192, "affine layout");
     size_t threads = m * (sizeof(affine_h) / 16);
     const unsigned block = 256;
     cuzk_gather<sizeof(affine_h)><<<(unsigned)((threads + block - 1) / block), block, 0, s>>>(
-        reinterpret_cast<uint4*>(out), reinterpret_cast<const uint4*>(bases), idx, m, n, bad);
+        reinterpret_cast<uint4*>(out), reinterpret_cast<const uint4*>(bases), idx, m, lo, n, bad);
     CUDA_OK(cudaGetLastError());
 }
 #endif
@@ -110,7 +113,6 @@ static_assert(sizeof(g2_point_t) == 288, "G2 Jacobian layout differs from blst_p
 #include "msm_impl.cuh"
 
 #ifndef __CUDA_ARCH__
-#include <chrono>
 
 extern "C" cuzk_status_t cuzk_cuda_resident_msm_device_scalars(cuzk_resident_t* resident,
                                                                const void* scalars, size_t n,
@@ -133,5 +135,22 @@ extern "C" cuzk_status_t cuzk_cuda_resident_msm_device_scalars(cuzk_resident_t* 
         *msm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                       .count();
     });
+}
+
+void cuzk::g1_msm_host_bases(uint32_t device, const void* bases, const void* d_scalars, size_t n,
+                             void* out)
+{
+    point_t* res = static_cast<point_t*>(out);
+    if (n == 0) {
+        res->inf();
+        return;
+    }
+    // On the heap, destroyed only while the device works (see destroy_if_device_ok).
+    std::unique_ptr<g1::cuzk_msm_t, cuzk::destroy_if_device_ok> msm{
+        new g1::cuzk_msm_t{nullptr, n, sizeof(affine_t), (int)device}};
+    dev_ptr_t<fr_t> s{const_cast<fr_t*>(static_cast<const fr_t*>(d_scalars)), n};
+    cuzk::check(msm->invoke(*res, slice_t<affine_t>{static_cast<const affine_t*>(bases), n}, n, s,
+                            true, sizeof(affine_t)),
+                "MSM over host bases and device scalars");
 }
 #endif

@@ -51,20 +51,20 @@ extern "C" cuzk_status_t cuzk_cuda_ntt(uint32_t device, void* inout, uint32_t lg
 
 namespace {
 
-// H into d (3n + 1 elements; H is the first n - 1, z_inv goes last) on sppark's three streams
+// H into dst[0] (n elements each of dst; H is the first n - 1; z_inv is copied to d_z) on
+// sppark's three streams
 // of `gpu`: a, b and c are each copied and transformed on a stream of their own, so one's
 // NTTs run while the next is copied; the pointwise step and the last inverse NTT run on the
 // first stream once the other two are done. `clk` must be fresh: its origin is marked here,
 // on the first stream. Fills timing's upload and compute intervals and returns the mark after
 // the last kernel, on the first stream.
-cudaEvent_t compute_h_on_device(const gpu_t& gpu, cuzk::call_clock& clk, fr_t* d,
-                                const void* a, const void* b, const void* c, size_t len,
-                                uint32_t lg_n, const void* z_inv, cuzk_timing_t& timing)
+cudaEvent_t compute_h_on_device(const gpu_t& gpu, cuzk::call_clock& clk, fr_t* const dst[3],
+                                fr_t* d_z, const void* a, const void* b, const void* c,
+                                size_t len, uint32_t lg_n, const void* z_inv,
+                                cuzk_timing_t& timing)
 {
     size_t n = (size_t)1 << lg_n;
-    fr_t* d_z = &d[3 * n];
     const void* src[3] = {a, b, c};
-    fr_t* dst[3] = {&d[0], &d[n], &d[2 * n]};
     cudaEvent_t origin = clk.mark(gpu[0]);
     CUDA_OK(cudaStreamWaitEvent(gpu[1], origin, 0));
     CUDA_OK(cudaStreamWaitEvent(gpu[2], origin, 0));
@@ -131,7 +131,8 @@ extern "C" cuzk_status_t cuzk_cuda_compute_h(uint32_t device, const void* a, con
         dev_ptr_t<fr_t> d{3 * n + 1, gpu[0]};
         cuzk::call_clock clk;
         cuzk_timing_t timing{};
-        compute_h_on_device(gpu, clk, &d[0], a, b, c, len, lg_n, z_inv, timing);
+        fr_t* dst[3] = {&d[0], &d[n], &d[2 * n]};
+        compute_h_on_device(gpu, clk, dst, &d[3 * n], a, b, c, len, lg_n, z_inv, timing);
         gpu[0].DtoH(static_cast<fr_t*>(h), &d[0], n - 1);
         gpu[0].sync();
         if (gpu_ms) *gpu_ms = timing.compute_end - timing.compute_start;
@@ -158,8 +159,42 @@ extern "C" cuzk_status_t cuzk_cuda_h_msm_resident(cuzk_resident_t* resident, cuz
         cuzk_timing_t t{};
         // The MSM runs on sppark's own streams: H must be complete first, as it is once
         // compute_h_on_device has read its intervals (it waits for its last mark).
-        compute_h_on_device(gpu, clk, d, a, b, c, len, lg_n, z_inv, t);
+        fr_t* dst[3] = {&d[0], &d[n], &d[2 * n]};
+        compute_h_on_device(gpu, clk, dst, &d[3 * n], a, b, c, len, lg_n, z_inv, t);
         resident->msm_device(d, n - 1, out);
+        cudaEvent_t done = clk.mark(gpu[0]);
+        t.msm_start = t.compute_end;
+        t.msm_end = clk.at(done);
+        t.wall = t.msm_end;
+        *timing = t;
+    });
+}
+
+extern "C" cuzk_status_t cuzk_cuda_h_msm_streamed(uint32_t device, const void* bases,
+                                                  size_t nbases, const void* a, const void* b,
+                                                  const void* c, size_t len, uint32_t lg_n,
+                                                  const void* z_inv, void* out,
+                                                  cuzk_timing_t* timing)
+{
+    return cuzk::guarded([&] {
+        check_h_args(a, b, c, len, lg_n, z_inv);
+        cuzk::require(bases != nullptr && out != nullptr && timing != nullptr,
+                      "null argument");
+        size_t n = (size_t)1 << lg_n;
+        cuzk::require(nbases == n - 1, "H query is not one short of the domain");
+        const gpu_t& gpu = cuzk::select(device);
+        // H lands in d_h; b and c's buffer is returned before the MSM, so the device holds
+        // 3n scalars while H is computed and n beside the MSM's streamed bases.
+        dev_ptr_t<fr_t> d_h{n + 1, gpu[0]};
+        cuzk::call_clock clk;
+        cuzk_timing_t t{};
+        {
+            dev_ptr_t<fr_t> d_bc{2 * n, gpu[0]};
+            fr_t* dst[3] = {&d_h[0], &d_bc[0], &d_bc[n]};
+            compute_h_on_device(gpu, clk, dst, &d_h[n], a, b, c, len, lg_n, z_inv, t);
+        }
+        gpu[0].sync();
+        cuzk::g1_msm_host_bases(device, bases, &d_h[0], n - 1, out);
         cudaEvent_t done = clk.mark(gpu[0]);
         t.msm_start = t.compute_end;
         t.msm_end = clk.at(done);

@@ -24,7 +24,8 @@ use group::Group;
 use crate::device::{CudaDevice, Held};
 use crate::error::CudaError;
 use crate::ffi;
-use crate::resident::{ResidentG1, ResidentG2, ResidentSrs};
+use crate::resident::ResidentSrs;
+use crate::streamed::{Pieces, StreamedMsm};
 use crate::vram;
 
 // The FFI passes blstrs scalars and points as blst's C structs.
@@ -247,7 +248,7 @@ impl CudaBackend {
         Ok((h, ms))
     }
 
-    fn msm_g1_held(
+    pub(crate) fn msm_g1_held(
         &self,
         g: Held<'_>,
         bases: &[G1Base],
@@ -278,7 +279,7 @@ impl CudaBackend {
         Ok(out)
     }
 
-    fn msm_g2_held(
+    pub(crate) fn msm_g2_held(
         &self,
         g: Held<'_>,
         bases: &[G2Base],
@@ -414,10 +415,14 @@ impl CudaBackend {
                 Ok((p, t, MsmPlacement::Resident))
             }
             None => {
+                // Pinned once per parameters (and kept while they live), the bases upload at
+                // the bus's speed; where they cannot be pinned, through staging copies.
+                params.pin_host(&crate::pinned::CudaPinner);
                 let msm = StreamedMsm {
                     backend: self,
                     held,
                     params,
+                    timeline: Cell::new(DeviceTimeline::default()),
                 };
                 let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s, yield_point)?;
                 Ok((p, t, MsmPlacement::Streamed))
@@ -427,7 +432,7 @@ impl CudaBackend {
 }
 
 /// `log2` of the domain H is computed over for `len` evaluations, and `1/Z` on its coset.
-fn h_domain(len: usize) -> Result<(u32, Scalar), CudaError> {
+pub(crate) fn h_domain(len: usize) -> Result<(u32, Scalar), CudaError> {
     let lg_n = Domain::log_size_for(len).map_err(|e| CudaError::BadArgument(e.to_string()))?;
     let gen = Scalar::MULTIPLICATIVE_GENERATOR;
     let z_inv = Option::<Scalar>::from((gen.pow_vartime([1u64 << lg_n]) - Scalar::ONE).invert())
@@ -505,36 +510,6 @@ impl QueryMsm for ResidentMsm<'_> {
             Ok(p)
         };
         Some(run().map_err(Into::into))
-    }
-}
-
-struct StreamedMsm<'a> {
-    backend: &'a CudaBackend,
-    held: Held<'a>,
-    params: &'a dyn ParameterSource,
-}
-
-impl QueryMsm for StreamedMsm<'_> {
-    fn g1(&self, query: G1Query, scalars: &[Scalar]) -> cuzk_groth16::Result<G1Projective> {
-        let bases = match query {
-            G1Query::H => self.params.h(),
-            G1Query::L => self.params.l(),
-            G1Query::A => self.params.a(),
-            G1Query::BG1 => self.params.b_g1(),
-        };
-        let bases = bases.get(..scalars.len()).ok_or_else(|| {
-            cuzk_groth16::Error::ParamsMismatch(format!(
-                "{query:?} has {} points, {} scalars",
-                bases.len(),
-                scalars.len()
-            ))
-        })?;
-        Ok(self.backend.msm_g1_held(self.held, bases, scalars)?)
-    }
-    fn b_g2(&self, scalars: &[Scalar]) -> cuzk_groth16::Result<G2Projective> {
-        Ok(self
-            .backend
-            .msm_g2_held(self.held, self.params.b_g2(), scalars)?)
     }
 }
 
@@ -636,11 +611,8 @@ impl ProvingBackend for CudaBackend {
         scalars: &SplitScalars,
     ) -> cuzk_groth16::Result<G1Projective> {
         let bases = cuzk_groth16::split_bases(bases, scalars)?;
-        if scalars.is_empty() {
-            return Ok(G1Projective::identity());
-        }
-        let resident = ResidentG1::upload(&self.device, g, bases)?;
-        Ok(resident.split_msm(&self.device, g, scalars)?.0)
+        let held = self.device.held(g)?;
+        Ok(crate::streamed::split_g1(held, bases, scalars, Pieces::Several)?.0)
     }
 
     fn msm_g2_split(
@@ -650,11 +622,8 @@ impl ProvingBackend for CudaBackend {
         scalars: &SplitScalars,
     ) -> cuzk_groth16::Result<G2Projective> {
         let bases = cuzk_groth16::split_bases(bases, scalars)?;
-        if scalars.is_empty() {
-            return Ok(G2Projective::identity());
-        }
-        let resident = ResidentG2::upload(&self.device, g, bases)?;
-        Ok(resident.split_msm(&self.device, g, scalars)?.0)
+        let held = self.device.held(g)?;
+        Ok(crate::streamed::split_g2(held, bases, scalars, Pieces::Several)?.0)
     }
 
     fn fixed_base_g1(

@@ -186,6 +186,48 @@ extern "C" {
         out: *mut c_void,
         timing: *mut Timing,
     ) -> Status;
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_cuda_streamed_split_msm_g1(
+        device: u32,
+        bases: *const c_void,
+        n: usize,
+        bitmap: *const u32,
+        tail_idx: *const u32,
+        tail: *const c_void,
+        ntail: usize,
+        window: usize,
+        chunk: usize,
+        out: *mut c_void,
+        timing: *mut Timing,
+    ) -> Status;
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_cuda_streamed_split_msm_g2(
+        device: u32,
+        bases: *const c_void,
+        n: usize,
+        bitmap: *const u32,
+        tail_idx: *const u32,
+        tail: *const c_void,
+        ntail: usize,
+        window: usize,
+        chunk: usize,
+        out: *mut c_void,
+        timing: *mut Timing,
+    ) -> Status;
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_cuda_h_msm_streamed(
+        device: u32,
+        bases: *const c_void,
+        nbases: usize,
+        a: *const c_void,
+        b: *const c_void,
+        c: *const c_void,
+        len: usize,
+        lg_n: u32,
+        z_inv: *const c_void,
+        out: *mut c_void,
+        timing: *mut Timing,
+    ) -> Status;
 }
 
 const BAD_DEVICE: i32 = 1;

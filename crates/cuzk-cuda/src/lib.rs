@@ -45,6 +45,8 @@ mod pinned;
 #[cfg(feature = "cuda")]
 mod resident;
 #[cfg(feature = "cuda")]
+mod streamed;
+#[cfg(feature = "cuda")]
 mod vram;
 
 // sppark's device table (select_gpu, ngpus) lives in its own static library, which is linked

@@ -119,6 +119,20 @@ pub(crate) fn split_chunk(n: u64, ntail: u64, g: Group, sm_count: u64, available
     chunk
 }
 
+/// A split MSM over `n` points streamed from the host `window` points at a time (two
+/// buffers), its tail gathered and run `chunk` points at a time.
+pub(crate) fn streamed_split(n: u64, window: u64, chunk: u64, g: Group, sm_count: u64) -> u64 {
+    let windows = if window < n { 2 } else { 1 } * window * g.point;
+    split_msm(n, chunk, g, sm_count) + windows + ALLOC_SLACK
+}
+
+/// H over a domain of `n` and its MSM over bases streamed from the host: a, b and c while H
+/// is computed, then H beside the MSM (its buckets, digits and double buffer of bases).
+pub(crate) fn h_streamed(n: u64, sm_count: u64) -> u64 {
+    let msm = (n + 1) * FR_BYTES + ALLOC_SLACK + msm_streamed(n - 1, G1, sm_count);
+    compute_h(n).max(msm)
+}
+
 /// An in-place NTT of `n` elements.
 pub(crate) fn ntt(n: u64) -> u64 {
     n * FR_BYTES + ALLOC_SLACK

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cuzk_engine::{ContentDigest, Lease, Priority, ProofWork, Synthesized, WorkError};
-use cuzk_groth16::{Parameters, Pce, PreparedVerifyingKey, Proof};
+use cuzk_groth16::{ParameterSource, Parameters, Pce, PreparedVerifyingKey, Proof};
 
 use crate::error::Result;
 use crate::plan::{guard, ProofPlan};
@@ -176,8 +176,8 @@ pub fn prove_partition(
 /// variable, the verifying key one IC point per input): on the host a, b, c and the full
 /// assignment; on the device a, b, c over the domain and the MSM scalars.
 pub fn partition_bytes(params: &Parameters) -> (u64, u64) {
-    let domain = (params.h.len() as u64 + 1).next_power_of_two();
-    let (inputs, aux) = (params.vk.ic.len() as u64, params.l.len() as u64);
+    let domain = (params.h().len() as u64 + 1).next_power_of_two();
+    let (inputs, aux) = (params.vk.ic.len() as u64, params.l().len() as u64);
     ((3 * domain + inputs + aux) * 32, (3 * domain + aux) * 32)
 }
 

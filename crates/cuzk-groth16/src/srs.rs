@@ -19,6 +19,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use blstrs::{G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
@@ -28,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::msm::{
     g1_affine, g1_base, g1_base_bytes, g2_affine, g2_base, g2_base_bytes, G1Base, G2Base,
 };
+use crate::pin::{HostPinner, PinnedRegion};
 
 const G1_BYTES: usize = 96;
 const G2_BYTES: usize = 192;
@@ -81,27 +83,31 @@ pub trait ParameterSource: Send + Sync {
     fn source_id(&self) -> Option<u64> {
         None
     }
+    /// Pins the five queries' host memory with `pinner` for as long as this source lives, so
+    /// a device streaming them copies at the bus's speed; true when they are pinned (by this
+    /// call or an earlier one). The first call costs time in proportion to the bytes (about
+    /// 0.05 s a GiB); a source that cannot keep its memory in place returns false.
+    fn pin_host(&self, _pinner: &dyn HostPinner) -> bool {
+        false
+    }
 }
 
 /// Parameters held in host memory.
 ///
 /// Each value (each clone too) has its own [`ParameterSource::source_id`]: a backend that
-/// keeps device copies keys them by it. Changing the points of a value after a backend has
-/// copied them is not supported; build a new value instead.
+/// keeps device copies keys them by it. The queries are read-only once built (read them
+/// through [`ParameterSource`]), so their memory stays in place while pinned.
 #[derive(Debug)]
 pub struct Parameters {
+    // Dropped first (field order): the queries are unpinned before their memory is freed.
+    pins: OnceLock<Vec<Box<dyn PinnedRegion>>>,
     /// The verifying key.
     pub vk: VerifyingKey,
-    /// H query.
-    pub h: Vec<G1Base>,
-    /// L query.
-    pub l: Vec<G1Base>,
-    /// A query.
-    pub a: Vec<G1Base>,
-    /// B query in G1.
-    pub b_g1: Vec<G1Base>,
-    /// B query in G2.
-    pub b_g2: Vec<G2Base>,
+    h: Vec<G1Base>,
+    l: Vec<G1Base>,
+    a: Vec<G1Base>,
+    b_g1: Vec<G1Base>,
+    b_g2: Vec<G2Base>,
     uid: u64,
 }
 
@@ -121,6 +127,7 @@ impl Parameters {
         b_g2: Vec<G2Base>,
     ) -> Self {
         Parameters {
+            pins: OnceLock::new(),
             vk,
             h,
             l,
@@ -166,6 +173,30 @@ impl ParameterSource for Parameters {
     }
     fn source_id(&self) -> Option<u64> {
         Some(self.uid)
+    }
+    fn pin_host(&self, pinner: &dyn HostPinner) -> bool {
+        fn range<T>(v: &[T]) -> (usize, usize) {
+            (v.as_ptr() as usize, size_of_val(v))
+        }
+        let pins = self.pins.get_or_init(|| {
+            let ranges = [
+                range(&self.h),
+                range(&self.l),
+                range(&self.a),
+                range(&self.b_g1),
+                range(&self.b_g2),
+            ];
+            let mut pins = Vec::new();
+            for (addr, bytes) in ranges.into_iter().filter(|r| r.1 > 0) {
+                match pinner.pin(addr, bytes) {
+                    Some(p) => pins.push(p),
+                    // All or none: the ones pinned so far are unpinned as `pins` drops.
+                    None => return Vec::new(),
+                }
+            }
+            pins
+        });
+        !pins.is_empty()
     }
 }
 

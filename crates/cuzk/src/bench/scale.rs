@@ -194,10 +194,10 @@ fn timing_only(args: &Args, kind: ProofKind, m: &ScaleManifest) -> anyhow::Resul
     println!(
         "Random-point parameters of the circuit's sizes (h {}, l {}, a {}, b {} G1 and G2) made \
          in {:.1} s ({LABEL})",
-        params.h.len(),
-        params.l.len(),
-        params.a.len(),
-        params.b_g1.len(),
+        cuzk_groth16::ParameterSource::h(&*params).len(),
+        cuzk_groth16::ParameterSource::l(&*params).len(),
+        cuzk_groth16::ParameterSource::a(&*params).len(),
+        cuzk_groth16::ParameterSource::b_g1(&*params).len(),
         t.elapsed().as_secs_f64()
     );
     let watch = VramWatch::start(backend.as_ref());
