@@ -62,6 +62,24 @@ pub(crate) struct Running {
     pub rescued: bool,
 }
 
+/// Why a probe did not return a device to service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProbeError {
+    /// The device's lock stayed held (a proof running, or an operation that hangs): it was not
+    /// probed, and nothing was learned about it.
+    Busy(String),
+    /// The probe ran and failed (or panicked): the device is faulty.
+    Failed(String),
+}
+
+impl std::fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProbeError::Busy(m) | ProbeError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
 /// How long a probe waits for the device's lock.
 const PROBE_LOCK_WAIT: Duration = Duration::from_secs(1);
 
@@ -169,20 +187,20 @@ impl Device {
         self.hardware().quarantine(reason)
     }
 
-    /// Probes a quarantined device (see [`ProvingBackend::probe`]) and returns it to service
-    /// when the probe passes. A device whose lock stays held (an operation that hangs) fails
-    /// the probe after a second instead of waiting for it.
-    pub fn probe(&self) -> Result<(), String> {
+    /// Probes the device (see [`ProvingBackend::probe`]) and returns it to service when the
+    /// probe passes. A device whose lock stays held (a proof running, or an operation that
+    /// hangs) is not probed: after a second the call returns [`ProbeError::Busy`].
+    pub fn probe(&self) -> Result<(), ProbeError> {
         let deadline = Instant::now() + PROBE_LOCK_WAIT;
         let g = loop {
             if let Some(g) = self.hardware().try_lock() {
                 break g;
             }
             if Instant::now() >= deadline {
-                return Err(format!(
+                return Err(ProbeError::Busy(format!(
                     "{} is still busy (an operation has not returned)",
                     self.info().id
-                ));
+                )));
             }
             std::thread::sleep(Duration::from_millis(10));
         };
@@ -192,8 +210,11 @@ impl Device {
                 self.hardware().restore();
                 Ok(())
             }
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("the probe of {} panicked", self.info().id)),
+            Ok(Err(e)) => Err(ProbeError::Failed(e.to_string())),
+            Err(_) => Err(ProbeError::Failed(format!(
+                "the probe of {} panicked",
+                self.info().id
+            ))),
         }
     }
 

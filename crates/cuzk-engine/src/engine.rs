@@ -532,9 +532,7 @@ impl Inner {
         if !self.accepting.load(Ordering::SeqCst) {
             return Err(EngineError::ShuttingDown);
         }
-        if request_id.is_empty() {
-            return Err(EngineError::Invalid("request id is empty".into()));
-        }
+        check_request_id(request_id)?;
         let mut jobs = self.lock_jobs();
         let waiter = |job: &Arc<Job>| match caller {
             Caller::Detached => {
@@ -711,4 +709,27 @@ impl Inner {
             hold,
         )
     }
+}
+
+/// The longest request id accepted, in bytes.
+pub const MAX_REQUEST_ID_BYTES: usize = 256;
+
+/// A request id is 1 to [`MAX_REQUEST_ID_BYTES`] printable ASCII characters (space
+/// included): ids are kept with every job and shown in logs and status.
+pub fn check_request_id(id: &str) -> Result<(), EngineError> {
+    if id.is_empty() {
+        return Err(EngineError::Invalid("request id is empty".into()));
+    }
+    if id.len() > MAX_REQUEST_ID_BYTES {
+        return Err(EngineError::Invalid(format!(
+            "request id of {} bytes: at most {MAX_REQUEST_ID_BYTES}",
+            id.len()
+        )));
+    }
+    if let Some(c) = id.chars().find(|c| !(' '..='~').contains(c)) {
+        return Err(EngineError::Invalid(format!(
+            "request id holds {c:?}: only printable ASCII characters are accepted"
+        )));
+    }
+    Ok(())
 }

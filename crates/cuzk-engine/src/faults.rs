@@ -153,7 +153,9 @@ pub(crate) fn housekeeping(inner: &Arc<Inner>) {
 
 impl Engine {
     /// Probes the device `id` (see [`ProvingBackend::probe`](cuzk_groth16::ProvingBackend::probe))
-    /// and returns it to service when the probe passes; its state afterwards.
+    /// and returns it to service when the probe passes; its state afterwards. Only a probe
+    /// that ran and failed quarantines: a device too busy to probe (a proof holds it) keeps
+    /// the state it had, so probing a healthy device at work never takes it out of service.
     pub fn probe_device(&self, id: &str) -> Result<Health, EngineError> {
         let d = self
             .devices()
@@ -162,8 +164,8 @@ impl Engine {
             .ok_or_else(|| EngineError::NotFound(format!("device {id}")))?;
         match d.probe() {
             Ok(()) => Ok(Health::Healthy),
-            Err(e) => {
-                // A failed probe keeps (or puts) the device in quarantine with its reason.
+            Err(crate::ProbeError::Busy(_)) => Ok(d.health()),
+            Err(crate::ProbeError::Failed(e)) => {
                 d.quarantine(format!("probe failed: {e}"));
                 Ok(d.health())
             }

@@ -37,8 +37,11 @@ mod waiter;
 mod work;
 
 pub use cuzk_groth16::VramReservation;
-pub use device::{Activity, Device, DeviceInfo, Health, Lease};
-pub use engine::{DeviceStatus, Engine, EngineConfig, EngineStatus, Submitted};
+pub use device::{Activity, Device, DeviceInfo, Health, Lease, ProbeError};
+pub use engine::{
+    check_request_id, DeviceStatus, Engine, EngineConfig, EngineStatus, Submitted,
+    MAX_REQUEST_ID_BYTES,
+};
 pub use error::EngineError;
 pub use job::{JobStatus, JobTimings, JobView, Priority};
 pub use memory::{auto_host_budget, MemoryBudget, Reservation};

@@ -647,3 +647,34 @@ fn ten_partitions_complete_within_a_host_budget_of_two() {
     ));
     engine.shutdown(Duration::from_secs(1), false);
 }
+
+#[test]
+fn request_ids_are_bounded_and_printable_and_a_refused_one_stores_nothing() {
+    let (devs, _) = sim_devices(1, Faults::default());
+    let engine = Engine::start(cfg(1), devs).unwrap();
+    let huge = "x".repeat(1 << 20);
+    let over = "y".repeat(cuzk_engine::MAX_REQUEST_ID_BYTES + 1);
+    for (id, why) in [
+        ("", "empty"),
+        (huge.as_str(), "1048576 bytes"),
+        (over.as_str(), "257 bytes"),
+        ("a\nb", "'\\n'"),
+        ("caf\u{e9}", "'\u{e9}'"),
+    ] {
+        match engine.submit(id, TestWork::new("porep", 1), None) {
+            Err(EngineError::Invalid(m)) => assert!(m.contains(why), "{id:?}: {m}"),
+            other => panic!("{:?} was not refused: {other:?}", &id[..id.len().min(20)]),
+        }
+    }
+    // Nothing was stored under a refused id.
+    assert!(engine.await_job("a\nb", Some(Duration::ZERO)).is_err());
+    let longest = "z".repeat(cuzk_engine::MAX_REQUEST_ID_BYTES);
+    for id in [longest.as_str(), "porep 1000-42 ~ok"] {
+        engine.submit(id, TestWork::new("porep", 1), None).unwrap();
+        let s = engine
+            .await_job(id, Some(Duration::from_secs(60)))
+            .unwrap()
+            .status;
+        assert!(matches!(s, JobStatus::Completed(_)), "{s:?}");
+    }
+}

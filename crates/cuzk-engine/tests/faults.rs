@@ -377,3 +377,48 @@ fn soak_500_jobs_with_random_faults_lose_nothing_and_return_no_invalid_proof() {
         "host memory came back"
     );
 }
+
+#[test]
+fn probing_a_device_busy_with_a_proof_leaves_it_in_service() {
+    let (devs, _phys) = sim_devices(1, Faults::default());
+    let engine = Arc::new(Engine::start(cfg(), devs).unwrap());
+    let d = engine.devices()[0].clone();
+    // A proof holds the device's lock for longer than a probe waits for it.
+    let (held, release) = (
+        Arc::new(std::sync::Barrier::new(2)),
+        Arc::new(std::sync::Barrier::new(2)),
+    );
+    let holder = {
+        let (d, held, release) = (d.clone(), held.clone(), release.clone());
+        std::thread::spawn(move || {
+            let _g = d.hardware().lock();
+            held.wait();
+            release.wait();
+        })
+    };
+    held.wait();
+    assert_eq!(
+        d.probe(),
+        Err(cuzk_engine::ProbeError::Busy(format!(
+            "{} is still busy (an operation has not returned)",
+            d.info().id
+        )))
+    );
+    assert_eq!(engine.probe_device(&d.info().id).unwrap(), Health::Healthy);
+    assert!(d.is_healthy());
+    release.wait();
+    holder.join().unwrap();
+    // Still in service: a job submitted now completes.
+    engine
+        .submit("after-probe", TestWork::new("porep", 1), None)
+        .unwrap();
+    assert!(completed(&wait(&engine, "after-probe")));
+    // A quarantined device that is busy stays quarantined (a busy probe learns nothing), and
+    // comes back once a probe can run.
+    d.hardware().quarantine("test fault".into());
+    let g = d.hardware().lock();
+    assert_ne!(engine.probe_device(&d.info().id).unwrap(), Health::Healthy);
+    assert!(!d.is_healthy());
+    drop(g);
+    assert_eq!(engine.probe_device(&d.info().id).unwrap(), Health::Healthy);
+}

@@ -63,6 +63,11 @@ fn mask(bits: u32, prefix: u8) -> u128 {
 }
 
 impl Cidr {
+    /// Whether this is every address of its family (a `/0` network).
+    pub fn is_everything(&self) -> bool {
+        self.prefix == 0
+    }
+
     fn network(&self) -> IpAddr {
         match self.addr {
             IpAddr::V4(a) => {

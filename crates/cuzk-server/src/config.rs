@@ -42,6 +42,9 @@ pub struct ServerConfig {
     /// Networks (CIDR, e.g. "10.0.0.0/8") whose peers need no token: for clients that
     /// cannot send one (Curio's). Peers outside need the token, or are refused without one.
     pub allow_unauthenticated_from: Vec<String>,
+    /// Lets `allow_unauthenticated_from` hold a `/0` network (every IPv4 or IPv6 peer may
+    /// call without a token); refused otherwise, so no config opens the daemon by accident.
+    pub allow_every_network: bool,
     /// PEM certificate chain for TLS on a TCP listener; empty: plaintext.
     pub tls_cert_file: String,
     /// PEM private key of `tls_cert_file`.
@@ -60,6 +63,7 @@ impl Default for ServerConfig {
             max_message_bytes: crate::DEFAULT_MAX_MESSAGE_BYTES as u64,
             auth_token: String::new(),
             allow_unauthenticated_from: Vec::new(),
+            allow_every_network: false,
             tls_cert_file: String::new(),
             tls_key_file: String::new(),
             tls_client_ca_file: String::new(),
@@ -331,6 +335,16 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let listen = self.listen()?;
         let trusted = self.trusted_networks()?;
+        if let Some(all) = trusted.iter().find(|n| n.is_everything()) {
+            if !self.server.allow_every_network {
+                return Err(value(
+                    "server.allow_unauthenticated_from",
+                    format!(
+                        "{all} lets every network call without a token; name the networks of                          your clients, or set server.allow_every_network = true to mean it"
+                    ),
+                ));
+            }
+        }
         if let Listen::Tcp(a) = listen {
             if !a.ip().is_loopback() && self.server.auth_token.is_empty() && trusted.is_empty() {
                 return Err(value(
@@ -551,6 +565,12 @@ mod tests {
             "[server]\nlisten = \"0.0.0.0:9000\"\nallow_unauthenticated_from = [\"10.0.0.0/8\"]"
         )
         .is_ok());
+        let every = "[server]\nlisten = \"0.0.0.0:9000\"\nallow_unauthenticated_from = \
+                     [\"10.0.0.0/8\", \"::/0\"]";
+        assert!(parse(every)
+            .unwrap_err()
+            .contains("::/0 lets every network call without a token"));
+        assert!(parse(&format!("{every}\nallow_every_network = true")).is_ok());
         assert!(parse(
             "[server]\nlisten = \"0.0.0.0:9000\"\nallow_unauthenticated_from = [\"10.0.0.1/8\"]"
         )

@@ -85,6 +85,9 @@ impl ProvingService {
         if r.request_id.is_empty() {
             return Err(Status::invalid_argument("request_id is required"));
         }
+        // Checked before anything is decoded or stored.
+        cuzk_engine::check_request_id(&r.request_id)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
         let priority = convert::priority(r.priority)?;
         let request_id = r.request_id.clone();
         let request = convert::into_request(r)?;

@@ -115,7 +115,7 @@ fn is_remote_tcp(listen: &str) -> bool {
 
 /// Converts a parsed Curio config; `allow` are the trusted networks for a remote listener,
 /// `cuda` whether this binary has the CUDA backend.
-fn convert(curio: &toml::Table, allow: &[Cidr], cuda: bool) -> Out {
+fn convert(curio: &toml::Table, allow: &[Cidr], cuda: bool) -> Result<Out, String> {
     let mut out = Out::default();
     let get = |section: &str, key: &str| curio.get(section).and_then(|s| s.get(key));
 
@@ -132,16 +132,15 @@ fn convert(curio: &toml::Table, allow: &[Cidr], cuda: bool) -> Out {
     }
     out.set("server", "listen", Value::String(listen.clone()));
     if is_remote_tcp(&listen) {
-        let nets: Vec<String> = if allow.is_empty() {
-            out.comment(
-                "server",
-                "Curio's client sends no token, and Curio's daemon served every peer. This keeps\n\
-                 that: EVERY network may call without a token. Narrow it to the networks of your\n\
-                 Curio hosts (or convert again with --allow CIDR), or set auth_token for clients\n\
-                 that can send one. The traffic is cleartext unless tls_cert_file is set.",
-            );
-            vec!["0.0.0.0/0".into(), "::/0".into()]
-        } else {
+        if allow.is_empty() {
+            return Err(format!(
+                "Curio's daemon listens on {listen}, beyond loopback, and serves every peer \
+                 without a token; cuzk opens to no network silently: convert again with \
+                 --allow CIDR (repeatable: the networks of your Curio hosts), or listen on \
+                 loopback or a unix socket"
+            ));
+        }
+        let nets: Vec<String> = {
             out.comment(
                 "server",
                 "Curio's client sends no token: these networks may call without one.",
@@ -421,7 +420,7 @@ fn convert(curio: &toml::Table, allow: &[Cidr], cuda: bool) -> Out {
             None => out.skip("server", section, v, "Curio's daemon ignores it too."),
         }
     }
-    out
+    Ok(out)
 }
 
 /// Runs `cuzk config from-curio`.
@@ -443,7 +442,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e: String| CliError::input(format!("--allow: {e}")))
         })
         .collect::<Result<_, _>>()?;
-    let out = convert(&curio, &allow, cfg!(feature = "cuda"));
+    let out = convert(&curio, &allow, cfg!(feature = "cuda")).map_err(CliError::input)?;
     let result = out.text(&args.file.display().to_string());
     check(&result)?;
     match &args.out {
@@ -469,7 +468,7 @@ mod tests {
     fn conv(text: &str, allow: &[&str], cuda: bool) -> (String, Config) {
         let t: toml::Table = toml::from_str(text).unwrap();
         let allow: Vec<Cidr> = allow.iter().map(|a| a.parse().unwrap()).collect();
-        let out = convert(&t, &allow, cuda).text("test.toml");
+        let out = convert(&t, &allow, cuda).unwrap().text("test.toml");
         check(&out).unwrap();
         let cfg: Config = toml::from_str(&out).unwrap();
         (out, cfg)
@@ -561,13 +560,16 @@ flavour = "x"
     }
 
     #[test]
-    fn a_remote_listener_without_allow_trusts_every_network_and_says_so() {
-        let (text, cfg) = conv("[daemon]\nlisten = \"0.0.0.0:9820\"", &[], false);
-        assert_eq!(
-            cfg.server.allow_unauthenticated_from,
-            vec!["0.0.0.0/0", "::/0"]
+    fn a_remote_listener_without_allow_is_refused_not_opened() {
+        let t: toml::Table = toml::from_str("[daemon]\nlisten = \"0.0.0.0:9820\"").unwrap();
+        let e = convert(&t, &[], false).err().unwrap();
+        assert!(e.contains("--allow CIDR"), "{e}");
+        let (_, cfg) = conv(
+            "[daemon]\nlisten = \"0.0.0.0:9820\"",
+            &["10.1.0.0/16"],
+            false,
         );
-        assert!(text.contains("EVERY network"), "{text}");
+        assert_eq!(cfg.server.allow_unauthenticated_from, vec!["10.1.0.0/16"]);
         assert_eq!(cfg.devices.backend, cuzk_server::config::Backend::Cpu);
         let (_, cfg) = conv("[daemon]\nlisten = \"127.0.0.1:9820\"", &[], true);
         assert!(cfg.server.allow_unauthenticated_from.is_empty());
