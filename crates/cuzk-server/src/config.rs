@@ -56,6 +56,9 @@ pub struct ServerConfig {
     pub cancel_abandoned: bool,
 }
 
+/// The longest `shutdown.grace_secs` accepted: a day.
+pub const MAX_GRACE_SECS: u64 = 86_400;
+
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
@@ -389,6 +392,12 @@ impl Config {
         if self.engine.queue_capacity == 0 {
             return Err(value("engine.queue_capacity", "must be at least 1"));
         }
+        if self.shutdown.grace_secs > MAX_GRACE_SECS {
+            return Err(value(
+                "shutdown.grace_secs",
+                format!("at most {MAX_GRACE_SECS} (one day)"),
+            ));
+        }
         if self.engine.workers_per_device == 0 {
             return Err(value("engine.workers_per_device", "must be at least 1"));
         }
@@ -554,6 +563,10 @@ mod tests {
             .contains("unknown field"));
         assert!(parse("[nope]\n").unwrap_err().contains("unknown field"));
         assert!(parse("[engine]\nqueue_capacity = \"many\"").is_err());
+        assert!(parse("[shutdown]\ngrace_secs = 9223372036854775807")
+            .unwrap_err()
+            .contains("shutdown.grace_secs"));
+        assert!(parse("[shutdown]\ngrace_secs = 86400").is_ok());
         assert!(parse("[engine]\nqueue_capacity = 0")
             .unwrap_err()
             .contains("queue_capacity"));
