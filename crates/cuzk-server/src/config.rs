@@ -343,7 +343,8 @@ impl Config {
                 return Err(value(
                     "server.allow_unauthenticated_from",
                     format!(
-                        "{all} lets every network call without a token; name the networks of                          your clients, or set server.allow_every_network = true to mean it"
+                        "{all} lets every network call without a token; name the networks of \
+                         your clients, or set server.allow_every_network = true to mean it"
                     ),
                 ));
             }

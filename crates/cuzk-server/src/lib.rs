@@ -23,6 +23,7 @@ pub mod config;
 pub mod convert;
 pub mod errors;
 pub mod http;
+pub mod listen;
 pub mod placement;
 pub mod prometheus;
 mod service;
@@ -120,6 +121,13 @@ impl Tls {
     }
 }
 
+/// Calls one connection may have open at once.
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 256;
+/// How often an idle connection is pinged.
+const KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a ping may go unanswered before the connection is closed.
+const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// A listener the service runs on.
 #[derive(Debug)]
 pub enum Listener {
@@ -151,7 +159,12 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
         .map_err(|e| ServeError::Reflection(e.to_string()))?;
-    let mut builder = tonic::transport::Server::builder();
+    // Dead peers are found by HTTP/2 pings (a proof's call may wait minutes for its answer,
+    // so there is no request timeout); one connection carries a bounded number of calls.
+    let mut builder = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
+        .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION));
     if let (Some(tls), Listener::Tcp(_)) = (&opts.tls, &listener) {
         builder = builder.tls_config(tls.config())?;
     }
@@ -163,18 +176,12 @@ pub async fn serve(
     match listener {
         Listener::Tcp(l) => {
             router
-                .serve_with_incoming_shutdown(
-                    tokio_stream::wrappers::TcpListenerStream::new(l),
-                    shutdown,
-                )
+                .serve_with_incoming_shutdown(listen::Accepting::new(l), shutdown)
                 .await?
         }
         Listener::Unix(l) => {
             router
-                .serve_with_incoming_shutdown(
-                    tokio_stream::wrappers::UnixListenerStream::new(l),
-                    shutdown,
-                )
+                .serve_with_incoming_shutdown(listen::Accepting::new(l), shutdown)
                 .await?
         }
     }

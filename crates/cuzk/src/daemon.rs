@@ -188,8 +188,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
             None => None,
         };
-        let server = tokio::spawn(serve(listener, service, opts, stopped(stop_rx.clone())));
-        let signal = wait_for_signal().await?;
+        let mut server = tokio::spawn(serve(listener, service, opts, stopped(stop_rx.clone())));
+        let signal = tokio::select! {
+            s = wait_for_signal() => s?,
+            r = &mut server => {
+                // The gRPC server ended without being asked to: exit non-zero, so the
+                // supervisor restarts a daemon that no longer serves.
+                let why = match r {
+                    Ok(Ok(())) => "the gRPC server stopped on its own".to_string(),
+                    Ok(Err(e)) => format!("the gRPC server failed: {e}"),
+                    Err(e) => format!("the gRPC server task failed: {e}"),
+                };
+                tracing::error!(reason = %why, "stopping: cancelling in-flight jobs");
+                let e = engine.clone();
+                let _ = tokio::task::spawn_blocking(move || e.shutdown(Duration::ZERO, true)).await;
+                return Err(CliError::internal(why));
+            }
+        };
         tracing::info!(
             signal,
             "stopping: no new work; in-flight jobs finish or are cancelled"

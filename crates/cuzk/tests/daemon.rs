@@ -359,3 +359,63 @@ fn preloaded_circuits_are_loaded_at_start() {
     sigterm(&child);
     assert!(wait_exit(&mut child, Duration::from_secs(30)).success());
 }
+
+/// A daemon that runs out of file descriptors (connections held open past its limit) keeps
+/// its listener, and serves again once the connections close.
+#[test]
+fn running_out_of_file_descriptors_does_not_end_the_listener() {
+    let (fx, _) = fixtures();
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = write_config(tmp.path(), &fx, &format!("127.0.0.1:{port}"), "");
+    let mut child = Daemon(
+        Command::new("sh")
+            .args(["-c", "ulimit -n 256 && exec \"$0\" daemon --config \"$1\""])
+            .arg(env!("CARGO_BIN_EXE_cuzk"))
+            .arg(&cfg)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("spawn cuzk daemon"),
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = connect(port).await;
+        c.get_status(proto::GetStatusRequest::default())
+            .await
+            .unwrap();
+        // More connections than the daemon has descriptors for, held for a moment (the ones
+        // it cannot accept wait in the listen backlog; a connect past that would block).
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let held: Vec<std::net::TcpStream> = (0..300)
+            .filter_map(|_| {
+                std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()
+            })
+            .collect();
+        assert!(held.len() > 256, "only {} connections opened", held.len());
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        drop(held);
+        // Served again: a new connection and a call on it, within a few seconds.
+        let t = Instant::now();
+        loop {
+            let ok = match tokio::time::timeout(Duration::from_secs(5), connect(port)).await {
+                Ok(mut c) => c
+                    .get_status(proto::GetStatusRequest::default())
+                    .await
+                    .is_ok(),
+                Err(_) => false,
+            };
+            if ok {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "the daemon does not serve after its connections closed"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    assert!(child.try_wait().unwrap().is_none(), "the daemon exited");
+    sigterm(&child);
+    assert!(wait_exit(&mut child, Duration::from_secs(60)).success());
+}
