@@ -140,7 +140,7 @@ where
         return out;
     }
     // T_j = j*q for j in 1..RUN (index j - 1); finite, as q has the group's prime order.
-    let table: Vec<(B::F, B::F)> = progression(q, q, RUN - 1, &normalize)
+    let table: Vec<(B::F, B::F)> = progression(q, q, RUN - 1, normalize)
         .iter()
         .map(|t| t.xy().expect("j*q is finite for 0 < j < r"))
         .collect();
