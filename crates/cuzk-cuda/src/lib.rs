@@ -18,7 +18,11 @@
 //!   c copied on three streams into a buffer allocated once with the parameters, the NTTs,
 //!   then H's MSM, H never leaving the device), and the L, A and B MSMs over scalars split
 //!   by value ([`cuzk_groth16::SplitScalars`]: the ones summed by batch addition, Pippenger
-//!   over the rest, their bases gathered on the device).
+//!   over the rest, their bases gathered on the device). With parameters in host memory (a
+//!   budget too small for them) the same five operations stream the bases: L, A and B
+//!   upload a window of bases beside the sums over the window before, and H's MSM reads H
+//!   where the NTTs left it; the parameters pin their host memory once
+//!   ([`cuzk_groth16::ParameterSource::pin_host`]), so the uploads run at the bus's speed.
 //!
 //! It does no scheduling: the engine decides which device proves what. It never reads or
 //! writes `CUDA_VISIBLE_DEVICES`.
