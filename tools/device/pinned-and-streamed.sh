@@ -8,7 +8,8 @@
 #     (a, b and c pinned by bench scale);
 #  3. the same with `--vram-budget $VRAM` (default 20GiB): parameters pinned in host memory
 #     and streamed.
-# Results under $OUT.
+# ONLY=budget skips the resident run and the resident selftest (a short call). Results under
+# $OUT.
 # usage: tools/device/pinned-and-streamed.sh BINARY
 set -uo pipefail
 B=${1:?binary}
@@ -27,12 +28,14 @@ timeout 100 "$B" selftest --backend cuda --quick --no-resident --fixtures "$FX2"
   > "$OUT/selftest-streamed.log" 2>&1
 at "selftest --quick --no-resident rc=$?"
 grep -E "^FAIL|checks passed" "$OUT/selftest-streamed.log" | cut -c1-240
-timeout 60 "$B" selftest --backend cuda --quick --no-filecoin > "$OUT/selftest-resident.log" 2>&1
-at "selftest --quick --no-filecoin rc=$?"
-grep -E "^FAIL|checks passed" "$OUT/selftest-resident.log" | cut -c1-240
-OUT="$OUT/resident" FX=/tmp/fx32 RUNS=1 KINDS=porep PARTS=${PARTS:-2} \
-  timeout "$(( $(left) - 150 ))" bash "$here/porep-snap-32g-timing.sh" "$B"
-at "32 GiB porep resident done"
+if [ "${ONLY:-}" != budget ]; then
+  timeout 60 "$B" selftest --backend cuda --quick --no-filecoin > "$OUT/selftest-resident.log" 2>&1
+  at "selftest --quick --no-filecoin rc=$?"
+  grep -E "^FAIL|checks passed" "$OUT/selftest-resident.log" | cut -c1-240
+  OUT="$OUT/resident" FX=/tmp/fx32 RUNS=1 KINDS=porep PARTS=${PARTS:-2} \
+    timeout "$(( $(left) - 150 ))" bash "$here/porep-snap-32g-timing.sh" "$B"
+  at "32 GiB porep resident done"
+fi
 OUT="$OUT/budget" FX=/tmp/fx32 RUNS=1 KINDS=porep PARTS=${PARTS:-2} VRAM=${VRAM:-20GiB} \
   timeout "$(( $(left) - 3 ))" bash "$here/porep-snap-32g-timing.sh" "$B"
 at "32 GiB porep budget ${VRAM:-20GiB} done"

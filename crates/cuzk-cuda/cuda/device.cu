@@ -166,11 +166,22 @@ extern "C" cuzk_status_t cuzk_cuda_test_fault(uint32_t device)
     });
 }
 
+// A failed registration (memory already registered, say) is not sticky, but it stays this
+// thread's last error until read, and the next kernel launch's check on the thread would
+// report it: read it here, then throw.
+static void check_clearing(cudaError_t e)
+{
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        CUDA_OK(e);
+    }
+}
+
 extern "C" cuzk_status_t cuzk_cuda_host_register(void* ptr, size_t bytes)
 {
     return cuzk::guarded([&] {
         cuzk::require(ptr != nullptr && bytes > 0, "nothing to register");
-        CUDA_OK(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
+        check_clearing(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
     });
 }
 
@@ -178,6 +189,6 @@ extern "C" cuzk_status_t cuzk_cuda_host_unregister(void* ptr)
 {
     return cuzk::guarded([&] {
         cuzk::require(ptr != nullptr, "nothing to unregister");
-        CUDA_OK(cudaHostUnregister(ptr));
+        check_clearing(cudaHostUnregister(ptr));
     });
 }
