@@ -7,7 +7,7 @@
 //! MSMs run over resident parameters when the budget has room for them
 //! ([`Residency::Auto`]), streaming the bases from host memory otherwise.
 
-use std::cell::Cell;
+use crate::timeline::Recorder;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -409,7 +409,7 @@ impl CudaBackend {
                 let msm = ResidentMsm {
                     held,
                     res: &res,
-                    timeline: Cell::new(DeviceTimeline::default()),
+                    timeline: Recorder::default(),
                 };
                 let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s, yield_point)?;
                 Ok((p, t, MsmPlacement::Resident))
@@ -422,7 +422,7 @@ impl CudaBackend {
                     backend: self,
                     held,
                     params,
-                    timeline: Cell::new(DeviceTimeline::default()),
+                    timeline: Recorder::default(),
                 };
                 let (p, t) = prove_with(&compute_h, &msm, params, pa, r, s, yield_point)?;
                 Ok((p, t, MsmPlacement::Streamed))
@@ -454,15 +454,7 @@ fn equal_len(bases: usize, scalars: usize) -> Result<(), CudaError> {
 struct ResidentMsm<'a> {
     held: Held<'a>,
     res: &'a ResidentSrs,
-    timeline: Cell<DeviceTimeline>,
-}
-
-impl ResidentMsm<'_> {
-    fn record(&self, f: impl FnOnce(&mut DeviceTimeline)) {
-        let mut t = self.timeline.get();
-        f(&mut t);
-        self.timeline.set(t);
-    }
+    timeline: Recorder,
 }
 
 impl QueryMsm for ResidentMsm<'_> {
@@ -481,17 +473,12 @@ impl QueryMsm for ResidentMsm<'_> {
         scalars: &SplitScalars,
     ) -> cuzk_groth16::Result<G1Projective> {
         let (p, span) = self.res.g1_split(self.held, query, scalars)?;
-        self.record(|t| match query {
-            G1Query::H => t.h = span,
-            G1Query::L => t.l = span,
-            G1Query::A => t.a = span,
-            G1Query::BG1 => t.b_g1 = span,
-        });
+        self.timeline.g1(query, span);
         Ok(p)
     }
     fn b_g2_split(&self, scalars: &SplitScalars) -> cuzk_groth16::Result<G2Projective> {
         let (p, span) = self.res.b_g2_split(self.held, scalars)?;
-        self.record(|t| t.b_g2 = span);
+        self.timeline.b_g2(span);
         Ok(p)
     }
     fn device_timeline(&self) -> Option<DeviceTimeline> {
@@ -506,7 +493,7 @@ impl QueryMsm for ResidentMsm<'_> {
         let run = || -> Result<G1Projective, CudaError> {
             let (lg_n, z_inv) = h_domain(a.len())?;
             let (p, span) = self.res.h_msm(self.held.guard(), [a, b, c], lg_n, &z_inv)?;
-            self.record(|t| t.h = span);
+            self.timeline.g1(G1Query::H, span);
             Ok(p)
         };
         Some(run().map_err(Into::into))

@@ -51,6 +51,8 @@ mod resident;
 #[cfg(feature = "cuda")]
 mod streamed;
 #[cfg(feature = "cuda")]
+mod timeline;
+#[cfg(feature = "cuda")]
 mod vram;
 
 // sppark's device table (select_gpu, ngpus) lives in its own static library, which is linked

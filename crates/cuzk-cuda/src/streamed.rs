@@ -6,7 +6,7 @@
 //! the device and its MSM reads it there, with only its bases streamed. Bases that the
 //! parameters pinned ([`cuzk_groth16::ParameterSource::pin_host`]) upload at the bus's speed.
 
-use std::cell::Cell;
+use crate::timeline::Recorder;
 
 use blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::{
@@ -25,16 +25,10 @@ pub(crate) struct StreamedMsm<'a> {
     pub backend: &'a crate::backend::CudaBackend,
     pub held: Held<'a>,
     pub params: &'a dyn ParameterSource,
-    pub timeline: Cell<DeviceTimeline>,
+    pub timeline: Recorder,
 }
 
 impl StreamedMsm<'_> {
-    fn record(&self, f: impl FnOnce(&mut DeviceTimeline)) {
-        let mut t = self.timeline.get();
-        f(&mut t);
-        self.timeline.set(t);
-    }
-
     fn g1_bases(&self, query: G1Query, n: usize) -> cuzk_groth16::Result<&[G1Base]> {
         let bases = match query {
             G1Query::H => self.params.h(),
@@ -71,12 +65,7 @@ impl QueryMsm for StreamedMsm<'_> {
     ) -> cuzk_groth16::Result<G1Projective> {
         let bases = self.g1_bases(query, scalars.len())?;
         let (p, span) = split_g1(self.held, bases, scalars, Pieces::Largest)?;
-        self.record(|t| match query {
-            G1Query::H => t.h = span,
-            G1Query::L => t.l = span,
-            G1Query::A => t.a = span,
-            G1Query::BG1 => t.b_g1 = span,
-        });
+        self.timeline.g1(query, span);
         Ok(p)
     }
     fn b_g2_split(&self, scalars: &SplitScalars) -> cuzk_groth16::Result<G2Projective> {
@@ -88,7 +77,7 @@ impl QueryMsm for StreamedMsm<'_> {
             ))
         })?;
         let (p, span) = split_g2(self.held, bases, scalars, Pieces::Largest)?;
-        self.record(|t| t.b_g2 = span);
+        self.timeline.b_g2(span);
         Ok(p)
     }
     fn device_timeline(&self) -> Option<DeviceTimeline> {
@@ -102,7 +91,7 @@ impl QueryMsm for StreamedMsm<'_> {
     ) -> Option<cuzk_groth16::Result<G1Projective>> {
         let run = || -> Result<G1Projective, CudaError> {
             let (p, span) = h_msm(self.held, self.params.h(), [a, b, c])?;
-            self.record(|t| t.h = span);
+            self.timeline.g1(G1Query::H, span);
             Ok(p)
         };
         Some(run().map_err(Into::into))
